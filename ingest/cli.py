@@ -1,0 +1,135 @@
+"""``specdash`` command line: a thin layer over the library, one function per subcommand."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from ingest import store
+from ingest.errors import IngestError
+from ingest.formats import ParseOptions
+from ingest.pipeline import FileReport, ingest_paths
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    db = store.resolve_db_path(args.db)
+    options = ParseOptions(year=args.year, engine=args.engine)
+
+    def show(report: FileReport) -> None:
+        stream = sys.stderr if report.failed else sys.stdout
+        print(report.summary(), file=stream, flush=True)
+        for warning in report.warnings[: args.show_warnings]:
+            print(f"  warning: {warning}", file=sys.stderr)
+
+    reports = ingest_paths(
+        args.paths, db, phase=args.phase, variant=args.variant, options=options, replace=args.replace, on_report=show
+    )
+    failed = [report for report in reports if report.failed]
+    if failed:
+        print(f"{len(failed)} of {len(reports)} files failed: {', '.join(str(r.path) for r in failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ingest.demo import build_demo_store
+
+    db = store.resolve_db_path(args.db)
+    reports = build_demo_store(db)
+    for report in reports:
+        print(report.summary())
+    failed = [report for report in reports if report.failed]
+    print(f"demo store: {db} ({len(reports) - len(failed)} files)")
+    return 1 if failed else 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    info = store.status(store.resolve_db_path(args.db))
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+        return 0
+    if not info["exists"]:
+        print(f"{info['db']}: no store yet — run `specdash ingest FILES` or `specdash demo`")
+        return 0
+    print(f"store: {info['db']}")
+    for name, count in info["rows"].items():
+        print(f"  {name:<16} {count:>10,} rows")
+    for kind, count in info["sources_by_kind"].items():
+        print(f"  source kind {kind:<20} {count}")
+    print(f"  migrations: {', '.join(info['migrations'])}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    db = store.resolve_db_path(args.db).resolve()
+    app = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(
+            f"warning: serving on {args.host}: anyone who can reach this address can read the store and ingest files",
+            file=sys.stderr,
+        )
+    env = {**os.environ, "SPECDASH_DB": str(db)}
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(app),
+        "--server.address", args.host,
+        "--server.port", str(args.port),
+        "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+        "--server.maxUploadSize", str(args.max_upload_mb),
+        "--client.toolbarMode", "viewer",
+    ]
+    print(f"specdash: serving {db} on http://{args.host}:{args.port}", flush=True)
+    try:
+        return subprocess.call(command, env=env)
+    except KeyboardInterrupt:
+        return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="specdash", description="Speculative-decoding results: ingest and dashboard.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    db_help = f"store file (default: $SPECDASH_DB, else ./{store.DEFAULT_DB})"
+
+    ingest = sub.add_parser("ingest", help="load benchmark JSON/JSONL, server logs and profiler traces")
+    ingest.add_argument("paths", nargs="+", help="files or directories (recursive); .gz accepted")
+    ingest.add_argument("--db", help=db_help)
+    ingest.add_argument("--phase", help="phase label for these files, e.g. phase-0")
+    ingest.add_argument("--variant", help="variant label (overrides what the files say)")
+    ingest.add_argument("--engine", choices=["sglang", "vllm"], help="what produced the logs (checked against content)")
+    ingest.add_argument("--year", type=int, help="year for log timestamps printed without one (vLLM)")
+    ingest.add_argument("--replace", action="store_true", help="swap an already-ingested file's rows for a fresh parse")
+    ingest.add_argument("--show-warnings", type=int, default=5, metavar="N", help="warnings to print per file")
+    ingest.set_defaults(func=cmd_ingest)
+
+    serve = sub.add_parser("serve", help="start the dashboard")
+    serve.add_argument("--db", help=db_help)
+    serve.add_argument("--port", type=int, default=8501)
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
+    serve.add_argument("--max-upload-mb", type=int, default=200, help="upload size limit of the browser ingest")
+    serve.set_defaults(func=cmd_serve)
+
+    demo = sub.add_parser("demo", help="build the demo store from the files in data/")
+    demo.add_argument("--db", help=db_help)
+    demo.set_defaults(func=cmd_demo)
+
+    status = sub.add_parser("status", help="what the store holds")
+    status.add_argument("--db", help=db_help)
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cmd_status)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except IngestError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""Line shapes shared by the server-log parsers: wrappers, prefixes, noise, and block reading.
+
+A server log line is ``[wrapper][prefix]message``:
+
+* wrapper — added by whatever captured the output: docker compose
+  (``llm0-1  | ``), Ray (``(SGLangEngine pid=123, ip=10.0.0.1) ``), vLLM's own
+  process tags (``(APIServer pid=1) ``), ``kubectl logs --timestamps``
+  (``2025-10-20T03:02:22.123456789Z ``), ANSI colour codes;
+* prefix — the engine's logging format: SGLang ``[YYYY-MM-DD HH:MM:SS{.mmm}{ DP0 TP0 ...}] ``
+  (date absent before 2024-10), custom logging configs
+  ``YYYY-MM-DD HH:MM:SS INFO <pid> [DP3 TP3 EP3 file.py:222] ``, Python's default
+  ``YYYY-MM-DD HH:MM:SS,mmm - logger - INFO - ``, vLLM ``INFO MM-DD HH:MM:SS [file.py:N] ``.
+
+Patterns are plain strings valid for both Python ``re`` and RE2 (Arrow compute),
+so the per-block fast path and the per-line fallback read the same shapes. Each
+engine parser anchors its message pattern right after these prefixes, so text
+that merely *contains* "Decode batch" further into a message is never a stats line.
+"""
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ingest.errors import MalformedInput
+from ingest.reader import open_binary
+
+ProgressCallback = Callable[[int, int], None]
+
+BLOCK_BYTES = 8 * 1024 * 1024
+
+ANSI = r"(?:\x1b\[[0-9;]*m)"
+WRAPPER = (
+    rf"{ANSI}*"
+    r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z? )?"  # kubectl logs --timestamps
+    rf"(?:[\w.-]+ +\| ?{ANSI}*)?"  # docker compose service column
+    r"(?:\([\w.:-]+(?: pid=\d+)?(?:, ip=[^)]*)?\) +)?"  # Ray actor / vLLM process tag
+)
+
+# One alternative per logging format; group names are unique (RE2 requires it) and
+# prefixed so ``prefix_fields`` can coalesce them.
+SGLANG_BRACKET = (
+    r"\[(?:(?P<b_date>\d{4}-\d\d-\d\d) )?(?P<b_time>\d\d:\d\d:\d\d(?:[.,]\d+)?)"
+    r"(?P<b_tags>(?: [A-Z][A-Z_]*\d+)*)\] "
+)
+CUSTOM_LOGGING = (
+    r"(?P<c_date>\d{4}-\d\d-\d\d)[ T](?P<c_time>\d\d:\d\d:\d\d(?:[.,]\d+)?) (?:[A-Z]+ |\d+ )*"
+    r"\[(?P<c_tags>(?:[A-Z][A-Z_]*\d+ )*)[\w.-]+:\d+\] "
+)
+PYTHON_LOGGING = (
+    r"(?P<p_date>\d{4}-\d\d-\d\d) (?P<p_time>\d\d:\d\d:\d\d(?:[.,]\d+)?)(?: - [\w.]+)? - [A-Z]+ - "
+)
+SGLANG_PREFIX = rf"{WRAPPER}(?:{SGLANG_BRACKET}|{CUSTOM_LOGGING}|{PYTHON_LOGGING})?"
+
+VLLM_PREFIX = (
+    rf"{WRAPPER}(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+    r"(?P<v_month>\d\d)-(?P<v_day>\d\d) (?P<v_time>\d\d:\d\d:\d\d(?:[.,]\d+)?) \[?[\w.-]+:\d+\] )?"
+)
+
+DATE_GROUPS = ("b_date", "c_date", "p_date")
+TIME_GROUPS = ("b_time", "c_time", "p_time")
+TAG_GROUPS = ("b_tags", "c_tags")
+
+RANK_TAG = re.compile(r"([A-Z][A-Z_]*?)(\d+)")
+RANK_COLUMNS = {"DP": "dp_rank", "TP": "tp_rank"}
+
+# A date anywhere near the start of a line: to date ``[HH:MM:SS]`` lines and vLLM's year-less stamps.
+ANY_DATE = re.compile(r"^(?:.{0,80}?\D)?(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)[ T]\d\d:\d\d")
+
+# Lines that are not stats or config, by kind: first match wins. Applied to the whole line.
+NOISE_KINDS: tuple[tuple[str, str], ...] = (
+    ("blank line", r"^\s*$"),
+    ("noise: http access", r'"(?:GET|POST|PUT|DELETE|HEAD|OPTIONS|PATCH) \S* HTTP/\d'),
+    ("noise: tqdm", r"\d+%\|[^|]*\| *\d+/\d+|\[\d\d:\d\d(?::\d\d)?<[^\]]*(?:it/s|s/it)"),
+    (
+        "noise: traceback",
+        r"^(?:\S+ +\| ?)?(?:Traceback \(most recent call last\)|\s+File \"[^\"]+\", line \d+|\s+\^+~*\s*$|"
+        r"During handling of the above exception|The above exception was the direct cause|"
+        r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|$)| {4})",
+    ),
+    ("noise: profiler", r"(?i)profil|torch_profiles|trace\.json"),
+)
+OTHER_LOG_LINE = "other log line"
+OTHER_LOG_LINE_PATTERN = (
+    rf"^{WRAPPER}(?:\[(?:\d{{4}}-\d\d-\d\d )?\d\d:\d\d:\d\d|\d{{4}}-\d\d-\d\d[ T]\d\d:\d\d|"
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ :])"
+)
+OTHER_TEXT = "other text"
+
+
+def prefix_fields(match: dict[str, str | None]) -> tuple[str, str, str]:
+    """(date, time, rank tags) from whichever prefix alternative matched; '' when absent."""
+    date = next((match.get(name) for name in DATE_GROUPS if match.get(name)), "") or ""
+    time = next((match.get(name) for name in TIME_GROUPS if match.get(name)), "") or ""
+    tags = next((match.get(name) for name in TAG_GROUPS if match.get(name)), "") or ""
+    return date, time, tags
+
+
+def rank_tags(tags: str) -> dict[str, int]:
+    """``" DP3 TP3 EP3"`` → {"dp_rank": 3, "tp_rank": 3, "ep_rank": 3}."""
+    ranks: dict[str, int] = {}
+    for name, number in RANK_TAG.findall(tags):
+        ranks[RANK_COLUMNS.get(name, f"{name.lower()}_rank")] = int(number)
+    return ranks
+
+
+def iter_blocks(
+    path: Path, on_progress: ProgressCallback | None = None, block_bytes: int = BLOCK_BYTES
+) -> Iterator[bytes]:
+    """The decompressed content in blocks that end at a newline (the last one may not)."""
+    total = path.stat().st_size
+    with open_binary(path) as stream:
+        raw = getattr(stream, "fileobj", None) or stream  # gzip: progress counts compressed bytes
+        carry = b""
+        while True:
+            try:
+                chunk = stream.read(block_bytes)
+            except (EOFError, OSError, zlib.error) as error:
+                raise MalformedInput(
+                    path, f"corrupt or truncated gzip ({error})", hint="re-copy the file; `gzip -t FILE` checks it"
+                ) from error
+            if not chunk:
+                break
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # no newline yet: a very long line, keep reading
+                carry = data
+                continue
+            carry = data[cut:]
+            yield data[:cut]
+            if on_progress is not None:
+                on_progress(min(raw.tell(), total), total)
+        if carry:
+            yield carry
+    if on_progress is not None:
+        on_progress(total, total)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A run of whole lines held once in memory; lines are addressed by byte offsets.
+
+    ``lines`` are zero-copy Arrow views of ``data`` without their line breaks, so
+    Arrow compute (find_substring, match_substring_regex, ...) runs over a whole
+    block at once instead of a Python loop per line.
+    """
+
+    data: bytes
+    array: np.ndarray  # uint8 view of data
+    starts: np.ndarray  # int64: first byte of each line
+    ends: np.ndarray  # int64: one past its last byte, without "\r\n"
+    lines: pa.StringArray
+    first_line_no: int  # 1-based number of the first line in the file
+
+    @property
+    def size(self) -> int:
+        return len(self.starts)
+
+    @property
+    def buffer(self) -> pa.Buffer:
+        return pa.py_buffer(self.data)
+
+    def line_text(self, index: int) -> str:
+        return self.data[self.starts[index] : self.ends[index]].decode("utf-8", errors="replace")
+
+
+def make_block(data: bytes, first_line_no: int) -> Block:
+    data = valid_utf8(data)
+    array = np.frombuffer(data, dtype=np.uint8)
+    offsets = np.concatenate(([0], np.flatnonzero(array == 10) + 1))
+    if offsets[-1] != len(data):
+        offsets = np.append(offsets, len(data))
+    starts = offsets[:-1].astype(np.int64)
+    ends = offsets[1:].astype(np.int64)
+    ends -= (ends > starts) & (array[np.maximum(ends - 1, 0)] == 10)
+    ends -= (ends > starts) & (array[np.maximum(ends - 1, 0)] == 13)
+    lines = substrings(pa.py_buffer(data), starts, ends)
+    return Block(data, array, starts, ends, lines, first_line_no)
+
+
+def substrings(buffer: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> pa.StringArray:
+    """Zero-copy-then-filter views ``buffer[starts[i]:ends[i]]``; ranges must be ordered and disjoint."""
+    count = len(starts)
+    if count == 0:
+        return pa.array([], type=pa.string())
+    cuts = np.empty(2 * count, dtype=np.int32)
+    cuts[0::2] = starts
+    cuts[1::2] = ends
+    pieces = pa.StringArray.from_buffers(2 * count - 1, pa.py_buffer(cuts), buffer)
+    keep = np.zeros(2 * count - 1, dtype=bool)
+    keep[0::2] = True
+    return pieces.filter(pa.array(keep))
+
+
+def valid_utf8(block: bytes) -> bytes:
+    """The block unchanged when it is UTF-8, else with undecodable bytes replaced by U+FFFD."""
+    if not (np.frombuffer(block, dtype=np.uint8) >= 0x80).any():
+        return block
+    try:
+        block.decode("utf-8")
+    except UnicodeDecodeError:
+        return block.decode("utf-8", errors="replace").encode("utf-8")
+    return block
+
+
+def count_noise(lines: pa.StringArray) -> Counter[str]:
+    """How many of ``lines`` are of each ``NOISE_KINDS`` kind (first match wins), the rest as other lines."""
+    counts: Counter[str] = Counter()
+    remaining = lines
+    for kind, pattern in NOISE_KINDS:
+        if len(remaining) == 0:
+            return counts
+        hit = pc.match_substring_regex(remaining, pattern)
+        found = pc.sum(hit).as_py() or 0
+        if found:
+            counts[kind] += found
+            remaining = remaining.filter(pc.invert(hit))
+    if len(remaining):
+        prefixed = pc.sum(pc.match_substring_regex(remaining, OTHER_LOG_LINE_PATTERN)).as_py() or 0
+        counts[OTHER_LOG_LINE] += prefixed
+        counts[OTHER_TEXT] += len(remaining) - prefixed
+    return +counts
+
+
+def classify_line(line: str) -> str:
+    """The noise kind of one line (the per-line twin of ``count_noise``)."""
+    for kind, pattern in _NOISE_PATTERNS:
+        if pattern.search(line):
+            return kind
+    return OTHER_LOG_LINE if _OTHER_LOG_LINE.search(line) else OTHER_TEXT
+
+
+_NOISE_PATTERNS = [(kind, re.compile(pattern)) for kind, pattern in NOISE_KINDS]
+_OTHER_LOG_LINE = re.compile(OTHER_LOG_LINE_PATTERN)
+
+
+def last_date(block: Block) -> str | None:
+    """The date of the last line in the block that carries one."""
+    for index in range(block.size - 1, max(block.size - 64, -1), -1):
+        found = ANY_DATE.match(block.line_text(index))
+        if found:
+            return f"{found['y']}-{found['m']}-{found['d']}"
+    dated = pc.match_substring_regex(block.lines, ANY_DATE.pattern).to_numpy(zero_copy_only=False)
+    hits = np.flatnonzero(dated)
+    if len(hits) == 0:
+        return None
+    found = ANY_DATE.match(block.line_text(int(hits[-1])))
+    return f"{found['y']}-{found['m']}-{found['d']}" if found else None
+
+
+def dates_before(block: Block, carried: str | None) -> list[str | None]:
+    """For each line, the date of the closest dated line at or before it (``carried`` from earlier blocks)."""
+    extracted = pc.extract_regex(block.lines, ANY_DATE.pattern)
+    result: list[str | None] = []
+    current = carried
+    for found in extracted.to_pylist():
+        if found:
+            current = f"{found['y']}-{found['m']}-{found['d']}"
+        result.append(current)
+    return result

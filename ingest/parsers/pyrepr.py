@@ -1,0 +1,218 @@
+"""Safe reading of the Python reprs that servers print as their configuration.
+
+SGLang logs ``server_args=ServerArgs(model_path='...', tp_size=8, ...)`` (a
+dataclass repr) and, in recent builds, ``server_args={'model_path': ..., ...}``
+(a dict repr, ~18 KB on one line); vLLM logs ``with config: model='...',
+speculative_config=SpeculativeConfig(...), ...``. They are Python source
+*text*: we read them with ``ast`` (``ast.parse`` then ``ast.literal_eval`` per
+value) and never evaluate them.
+
+Values that are not literals (``SomeEnum.X``, ``device(type='cuda')``,
+``torch.bfloat16``) are kept as their source text. ``inf``/``nan`` written as
+bare names become floats. When the text is not valid Python at all (a line cut
+short, ``<LoadFormat.AUTO: 'auto'>`` object reprs, vLLM's unquoted
+``served_model_name=org/model``), a tolerant splitter still recovers every
+``key=value`` it can, each value literal-evaluated when possible and kept as
+text otherwise.
+"""
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any
+
+NAMED_CONSTANTS: dict[str, Any] = {
+    "None": None,
+    "True": True,
+    "False": False,
+    "inf": math.inf,
+    "nan": math.nan,
+    "Infinity": math.inf,
+    "NaN": math.nan,
+}
+
+OPENERS = {"(": ")", "[": "]", "{": "}"}
+CLOSERS = {")", "]", "}"}
+QUOTES = {"'", '"'}
+
+
+class ReprError(ValueError):
+    """The text is not a call repr or dict repr we can read."""
+
+
+def parse_repr(text: str) -> tuple[str | None, dict[str, Any]]:
+    """``Name(k=v, ...)`` → ("Name", {...}); ``{'k': v, ...}`` → (None, {...}).
+
+    Raises ``ReprError`` when nothing at all can be recovered.
+    """
+    text = text.strip()
+    if text.startswith("{"):
+        return None, parse_dict_repr(text)
+    return parse_call_repr(text)
+
+
+def parse_call_repr(text: str) -> tuple[str | None, dict[str, Any]]:
+    """A dataclass-style repr ``Name(key=value, ...)``: its name and keyword values."""
+    text = text.strip()
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return _tolerant_call(text)
+    if not isinstance(node, ast.Call) or node.args and not node.keywords:
+        raise ReprError(f"not a Name(key=value, ...) repr: {text[:60]!r}")
+    values = {kw.arg: node_value(kw.value, text) for kw in node.keywords if kw.arg is not None}
+    return _callable_name(node.func, text), values
+
+
+def parse_keyword_list(text: str) -> dict[str, Any]:
+    """``key=value, key=value`` without the surrounding call (vLLM's ``with config:``)."""
+    return parse_call_repr(f"_({text.strip().rstrip(',')})")[1]
+
+
+def parse_dict_repr(text: str) -> dict[str, Any]:
+    """A plain dict repr ``{'key': value, ...}``; non-string keys are turned into text."""
+    text = text.strip()
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return _tolerant_dict(text)
+    if not isinstance(node, ast.Dict):
+        raise ReprError(f"not a dict repr: {text[:60]!r}")
+    value = node_value(node, text)
+    return {str(key): item for key, item in value.items()}
+
+
+def node_value(node: ast.expr, source: str) -> Any:
+    """The Python value of a literal node; the source text of anything else."""
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    if isinstance(node, ast.Name) and node.id in NAMED_CONSTANTS:
+        return NAMED_CONSTANTS[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = node_value(node.operand, source)
+        if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+            return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [node_value(element, source) for element in node.elts]
+    if isinstance(node, ast.Dict):
+        return {
+            _dict_key(key, source): node_value(value, source)
+            for key, value in zip(node.keys, node.values, strict=True)
+        }
+    return ast.get_source_segment(source, node) or ast.unparse(node)
+
+
+def _dict_key(node: ast.expr | None, source: str) -> Any:
+    if node is None:  # ``{**other}``
+        return "**"
+    key = node_value(node, source)
+    return key if isinstance(key, (str, int, float, bool)) or key is None else str(key)
+
+
+def _callable_name(func: ast.expr, source: str) -> str | None:
+    return ast.get_source_segment(source, func) or None
+
+
+# --- the tolerant path: for text that ast cannot parse -------------------------------
+
+
+def _tolerant_call(text: str) -> tuple[str | None, dict[str, Any]]:
+    name, _, body = text.partition("(")
+    if not body or not name.strip().replace(".", "").replace("_", "").isalnum():
+        raise ReprError(f"not a Name(key=value, ...) repr: {text[:60]!r}")
+    body = _strip_closing(body, ")")
+    values: dict[str, Any] = {}
+    for item in split_top_level(body):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if sep and key.isidentifier():
+            values[key] = literal_or_text(value)
+    if not values:
+        raise ReprError(f"no key=value found in {text[:60]!r}")
+    return name.strip(), values
+
+
+def _tolerant_dict(text: str) -> dict[str, Any]:
+    body = _strip_closing(text[1:], "}")
+    values: dict[str, Any] = {}
+    for item in split_top_level(body):
+        key_text, value_text = _split_dict_item(item)
+        if key_text is None:
+            continue
+        key = literal_or_text(key_text)
+        values[str(key)] = literal_or_text(value_text)
+    if not values:
+        raise ReprError(f"no 'key': value found in {text[:60]!r}")
+    return values
+
+
+def _split_dict_item(item: str) -> tuple[str | None, str]:
+    """Split ``'key': value`` at the first colon outside quotes."""
+    quote = None
+    escaped = False
+    for index, char in enumerate(item):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+        elif char in QUOTES:
+            quote = char
+        elif char == ":":
+            return item[:index], item[index + 1 :]
+    return None, item
+
+
+def _strip_closing(body: str, closer: str) -> str:
+    body = body.rstrip()
+    return body[:-1] if body.endswith(closer) else body  # a cut-short line has no closer
+
+
+def literal_or_text(text: str) -> Any:
+    text = text.strip()
+    if text in NAMED_CONSTANTS:
+        return NAMED_CONSTANTS[text]
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return text
+    return node_value(node, text)
+
+
+def split_top_level(body: str) -> list[str]:
+    """Split at commas that are outside quotes and brackets (``<...>`` object reprs included)."""
+    items: list[str] = []
+    stack: list[str] = []
+    quote: str | None = None
+    escaped = False
+    start = 0
+    for index, char in enumerate(body):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+            continue
+        if char in QUOTES:
+            quote = char
+        elif char in OPENERS:
+            stack.append(OPENERS[char])
+        elif char == "<" and body[start:index].strip().endswith(("=", ":")):
+            stack.append(">")
+        elif stack and char == stack[-1]:
+            stack.pop()
+        elif char in CLOSERS and stack:
+            stack.pop()  # unbalanced closer: recover rather than give up
+        elif char == "," and not stack:
+            items.append(body[start:index])
+            start = index + 1
+    tail = body[start:]
+    if tail.strip():
+        items.append(tail)
+    return [item for item in items if item.strip()]

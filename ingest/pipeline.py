@@ -1,0 +1,131 @@
+"""Ingest files into the store: detect → parse → load, one transaction per file.
+
+A file that fails leaves the store exactly as it was and does not stop the others;
+the caller gets one ``FileReport`` per file to print or show.
+"""
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest import store
+from ingest.errors import IngestError
+from ingest.formats import ParseOptions, detect
+
+
+@dataclass
+class FileReport:
+    path: Path
+    status: str  # "loaded", "already ingested" or "failed"
+    kind: str | None = None
+    source_id: str | None = None
+    rows_loaded: int = 0
+    lines_skipped: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+    error: IngestError | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    def summary(self) -> str:
+        if self.error is not None:
+            text = f"FAILED  {self.error}"
+            return text
+        if self.status == "already ingested":
+            return f"{self.path}: {self.kind}, already ingested (same sha256) — nothing to do"
+        reasons = ", ".join(f"{count} {reason}" for reason, count in self.skipped.most_common())
+        skipped = f"; skipped {self.lines_skipped} lines ({reasons})" if self.lines_skipped else ""
+        return f"{self.path}: {self.kind}, {self.rows_loaded} rows loaded{skipped}"
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given, and the files under given directories (recursively, hidden ones left out)."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(
+                sorted(
+                    p for p in path.rglob("*")
+                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                )
+            )
+        else:
+            files.append(path)
+    return files
+
+
+def ingest_file(
+    path: Path,
+    db_path: Path,
+    *,
+    phase: str | None = None,
+    variant: str | None = None,
+    group: str | None = None,
+    options: ParseOptions = ParseOptions(),
+    replace: bool = False,
+) -> FileReport:
+    report = FileReport(path=path, status="failed")
+    try:
+        if not path.is_file():
+            raise IngestError(path, "no such file", hint="check the path")
+        sha256 = store.file_sha256(path)
+        file_format = detect(path)
+        report.kind = file_format.kind
+        if not replace and store.is_ingested(db_path, sha256):
+            report.status = "already ingested"
+            report.source_id = store.source_id_for(sha256)
+            return report
+        parsed = file_format.parse(path, options)
+        result = store.load_source(
+            db_path, path, parsed, sha256=sha256, phase=phase, variant=variant, group=group, replace=replace
+        )
+    except IngestError as error:
+        report.error = error
+        return report
+    except Exception as error:  # a parser bug: report it for this file, keep going with the others
+        report.error = IngestError(
+            path,
+            f"internal error while reading this file ({type(error).__name__}: {error})",
+            hint="this is a specdash bug; the store was not changed — please report it with the file",
+        )
+        return report
+    report.source_id = result.source_id
+    report.status = "already ingested" if result.already_present else "loaded"
+    report.rows_loaded = result.rows_loaded
+    report.lines_skipped = result.lines_skipped
+    report.skipped = parsed.skipped
+    report.warnings = parsed.warnings
+    return report
+
+
+def ingest_paths(
+    paths: Iterable[str | Path],
+    db_path: Path,
+    *,
+    phase: str | None = None,
+    variant: str | None = None,
+    options: ParseOptions = ParseOptions(),
+    replace: bool = False,
+    on_report: Callable[[FileReport], None] | None = None,
+) -> list[FileReport]:
+    """Ingest every file; files of one call share an ``ingest_group`` so they can be joined later."""
+    given = [Path(p) for p in paths]
+    group = uuid.uuid4().hex[:12]
+    reports: list[FileReport] = []
+    files = expand_paths(given)
+    if not files:
+        where = ", ".join(map(str, given)) or "(no path)"
+        error = IngestError(where, "no files found", hint="pass files, or directories that contain them")
+        reports.append(FileReport(path=Path(where), status="failed", error=error))
+    for path in files:
+        report = ingest_file(path, db_path, phase=phase, variant=variant, group=group, options=options, replace=replace)
+        reports.append(report)
+        if on_report is not None:
+            on_report(report)
+    return reports

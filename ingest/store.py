@@ -1,0 +1,306 @@
+"""The DuckDB store: the only writer.
+
+Every source file is loaded in one transaction together with its row in
+``sources`` (keyed by the file's sha256), so a file is either fully in the store
+or not at all, and loading the same bytes again is a no-op. Connections are
+short-lived: the dashboard's read-only connections and the CLI's writes take
+turns on the file lock, with a bounded retry instead of an error.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from ingest.errors import IngestError, StoreBusy
+from ingest.model import ParsedSource
+from ingest.tables import SCHEMAS
+
+DEFAULT_DB = Path("specdash.duckdb")
+LOCK_WAIT_S = 30.0
+WARNINGS_KEPT = 100
+
+
+def resolve_db_path(db: str | Path | None = None) -> Path:
+    """``--db`` if given, else ``$SPECDASH_DB``, else ``./specdash.duckdb``."""
+    if db:
+        return Path(db)
+    from_env = os.environ.get("SPECDASH_DB")
+    return Path(from_env) if from_env else DEFAULT_DB
+
+
+def is_lock_error(error: Exception) -> bool:
+    text = str(error).lower()
+    return "lock" in text and ("conflicting" in text or "could not set" in text)
+
+
+def open_with_retry(db_path: Path, *, read_only: bool, wait_s: float = LOCK_WAIT_S) -> duckdb.DuckDBPyConnection:
+    """Open the store, waiting with backoff while another process holds the lock."""
+    deadline = time.monotonic() + wait_s
+    delay = 0.02
+    while True:
+        try:
+            return duckdb.connect(str(db_path), read_only=read_only)
+        except duckdb.IOException as error:
+            if not is_lock_error(error):
+                raise IngestError(db_path, f"cannot open the store ({error})", hint="check --db / SPECDASH_DB") from error
+            if time.monotonic() >= deadline:
+                raise StoreBusy(
+                    db_path,
+                    f"the store stayed locked by another process for {wait_s:.0f} s",
+                    hint="wait for the other ingest to finish, or stop the process holding it",
+                ) from error
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
+@contextmanager
+def writer(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection with the schema migrated, closed on exit."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    con = open_with_retry(db_path, read_only=False)
+    try:
+        migrate(con)
+        yield con
+    finally:
+        con.close()
+
+
+# --- migrations -------------------------------------------------------------------------------
+
+def migration_files() -> list[tuple[str, str]]:
+    """(name, sql) of every migration shipped with the package, in order."""
+    folder = resources.files("ingest") / "migrations"
+    names = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".sql"))
+    return [(name.removesuffix(".sql"), (folder / name).read_text(encoding="utf-8")) for name in names]
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply the migrations not yet recorded in ``schema_migrations``; returns their names."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
+    )
+    done = {row[0] for row in con.execute("SELECT name FROM schema_migrations").fetchall()}
+    applied = []
+    for name, sql in migration_files():
+        if name in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(sql)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [name, utc_now()])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
+
+
+# --- loading sources --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LoadResult:
+    source_id: str
+    already_present: bool
+    rows_loaded: int
+    lines_skipped: int
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as stream:
+            while chunk := stream.read(1 << 20):
+                digest.update(chunk)
+    except OSError as error:
+        raise IngestError(path, f"cannot be read ({error.strerror})", hint="check the path and its permissions") from error
+    return digest.hexdigest()
+
+
+def source_id_for(sha256: str) -> str:
+    return sha256[:16]
+
+
+def find_source(con: duckdb.DuckDBPyConnection, sha256: str) -> str | None:
+    row = con.execute("SELECT source_id FROM sources WHERE sha256 = ?", [sha256]).fetchone()
+    return row[0] if row else None
+
+
+def is_ingested(db_path: Path, sha256: str) -> bool:
+    if not db_path.exists():
+        return False
+    with writer(db_path) as con:
+        return find_source(con, sha256) is not None
+
+
+def load_source(
+    db_path: Path,
+    path: Path,
+    parsed: ParsedSource,
+    *,
+    sha256: str,
+    phase: str | None = None,
+    variant: str | None = None,
+    group: str | None = None,
+    replace: bool = False,
+) -> LoadResult:
+    """Write one parsed file in a single transaction; a no-op if its sha256 is already stored.
+
+    With ``replace`` the file's earlier rows are swapped for the new ones in the same transaction.
+    """
+    source_id = source_id_for(sha256)
+    with writer(db_path) as con:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            if find_source(con, sha256) is not None:
+                if not replace:
+                    con.execute("ROLLBACK")
+                    return LoadResult(source_id, True, 0, 0)
+                delete_source_rows(con, source_id)
+            insert_source_row(con, source_id, path, sha256, parsed, phase, variant, group)
+            for name, table in parsed.tables.items():
+                insert_table(con, name, table, source_id, phase, variant)
+            touch_last_change(con)
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+    return LoadResult(source_id, False, parsed.rows_loaded, parsed.lines_skipped)
+
+
+def insert_source_row(
+    con: duckdb.DuckDBPyConnection,
+    source_id: str,
+    path: Path,
+    sha256: str,
+    parsed: ParsedSource,
+    phase: str | None,
+    variant: str | None,
+    group: str | None,
+) -> None:
+    con.execute(
+        """
+        INSERT INTO sources (source_id, path, sha256, kind, engine, size_bytes, phase, variant, ingest_group,
+                             ingested_at, rows_loaded, lines_skipped, skipped_detail, warnings)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """,
+        [
+            source_id,
+            str(path.resolve()),
+            sha256,
+            parsed.kind,
+            parsed.engine,
+            path.stat().st_size,
+            phase,
+            variant,
+            group,
+            utc_now(),
+            parsed.rows_loaded,
+            parsed.lines_skipped,
+            json.dumps(dict(parsed.skipped), sort_keys=True),
+            json.dumps(parsed.warnings[:WARNINGS_KEPT]),
+        ],
+    )
+
+
+def table_columns(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
+    rows = con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position", [name]
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def insert_table(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    table: pa.Table,
+    source_id: str,
+    phase: str | None,
+    variant: str | None,
+) -> None:
+    """Insert a parser table, adding ``source_id``/``session_id`` and applying --phase/--variant."""
+    if name not in SCHEMAS:
+        raise ValueError(f"parser produced unknown table {name!r}")  # a bug, not bad input
+    if table.num_rows == 0:
+        return
+    target = table_columns(con, name)
+    overrides = {"phase": phase, "variant": variant}
+    select = ["$source_id AS source_id"]
+    if "session_id" in target:
+        select.append("$source_id || '-' || CAST(session_key AS VARCHAR) AS session_id")
+    for column in target:
+        if column in ("source_id", "session_id"):
+            continue
+        if column in overrides and overrides[column] is not None:
+            select.append(f"${column} AS {column}")
+        elif column in table.schema.names:
+            select.append(f'"{column}"')
+    params: dict[str, Any] = {"source_id": source_id}
+    params.update({key: value for key, value in overrides.items() if value is not None and key in target})
+    con.register("incoming_rows", table)
+    try:
+        con.execute(f"INSERT INTO {name} BY NAME SELECT {', '.join(select)} FROM incoming_rows", params)
+    finally:
+        con.unregister("incoming_rows")
+
+
+def data_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Tables that hold rows of sources (they have a ``source_id`` column), other than ``sources``."""
+    rows = con.execute(
+        """
+        SELECT DISTINCT c.table_name FROM information_schema.columns c
+        JOIN information_schema.tables t USING (table_name)
+        WHERE c.column_name = 'source_id' AND t.table_type = 'BASE TABLE' AND c.table_name <> 'sources'
+        ORDER BY 1
+        """
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def delete_source_rows(con: duckdb.DuckDBPyConnection, source_id: str) -> None:
+    for name in data_tables(con):
+        con.execute(f"DELETE FROM {name} WHERE source_id = ?", [source_id])
+    con.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
+
+
+def touch_last_change(con: duckdb.DuckDBPyConnection) -> None:
+    """Bump the id the dashboard keys its caches on, so new data shows after a refresh."""
+    con.execute(
+        "INSERT OR REPLACE INTO store_meta VALUES ('last_change', ?)", [uuid.uuid4().hex]
+    )
+
+
+def set_meta(db_path: Path, key: str, value: str) -> None:
+    with writer(db_path) as con:
+        con.execute("INSERT OR REPLACE INTO store_meta VALUES (?, ?)", [key, value])
+
+
+# --- status -----------------------------------------------------------------------------------
+
+def status(db_path: Path) -> dict[str, Any]:
+    """What the store holds: row counts per table, sources by kind, migrations applied."""
+    if not db_path.exists():
+        return {"db": str(db_path), "exists": False}
+    with writer(db_path) as con:
+        counts = {name: con.execute(f"SELECT count(*) FROM {name}").fetchone()[0] for name in ["sources", *data_tables(con), "decisions"]}
+        kinds = dict(con.execute("SELECT kind, count(*) FROM sources GROUP BY kind ORDER BY kind").fetchall())
+        migrations = [row[0] for row in con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
+        meta = dict(con.execute("SELECT key, value FROM store_meta").fetchall())
+    return {"db": str(db_path), "exists": True, "rows": counts, "sources_by_kind": kinds, "migrations": migrations, "meta": meta}

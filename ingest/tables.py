@@ -1,0 +1,175 @@
+"""The normalized tables parsers produce, one explicit Arrow schema each.
+
+Parsers emit these columns (never ``source_id``: the store adds it, and turns
+``session_key`` into a store-wide ``session_id``). Columns a parser cannot fill
+are left null; unknown input keys go into ``extra`` as a JSON object text so
+nothing a file said is lost. ``docs/schema.md`` documents every column.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+TS = pa.timestamp("us")
+
+SESSIONS = pa.schema(
+    [
+        ("session_key", pa.int32()),
+        ("phase", pa.string()),
+        ("variant", pa.string()),
+        ("engine", pa.string()),
+        ("endpoint", pa.string()),
+        ("model", pa.string()),
+        ("max_tokens", pa.int64()),
+        ("warmup", pa.int32()),
+        ("started_at", TS),
+        ("extra", pa.string()),
+    ]
+)
+
+BENCH_RUNS = pa.schema(
+    [
+        ("session_key", pa.int32()),
+        ("run_index", pa.int32()),
+        ("is_warmup", pa.bool_()),
+        ("prompt_tokens", pa.int64()),
+        ("output_tokens", pa.int64()),
+        ("duration_s", pa.float64()),
+        ("tok_per_s", pa.float64()),
+        ("max_tokens", pa.int64()),
+        ("hit_max_tokens", pa.bool_()),
+        ("started_at", TS),
+        ("ended_at", TS),
+        ("finish_reason", pa.string()),
+        ("extra", pa.string()),
+    ]
+)
+
+SERVER_CONFIGS = pa.schema(
+    [
+        ("segment", pa.int32()),
+        ("line_no", pa.int64()),
+        ("ts", TS),
+        ("variant", pa.string()),
+        ("model_path", pa.string()),
+        ("tp_size", pa.int32()),
+        ("dp_size", pa.int32()),
+        ("speculative_algorithm", pa.string()),
+        ("speculative_draft_model_path", pa.string()),
+        ("speculative_num_steps", pa.int32()),
+        ("speculative_eagle_topk", pa.int32()),
+        ("speculative_num_draft_tokens", pa.int32()),
+        ("args", pa.string()),
+    ]
+)
+
+DECODE_STATS = pa.schema(
+    [
+        ("segment", pa.int32()),
+        ("line_no", pa.int64()),
+        ("ts", TS),
+        ("dp_rank", pa.int32()),
+        ("tp_rank", pa.int32()),
+        ("running_req", pa.int64()),
+        ("num_tokens", pa.int64()),
+        ("token_usage", pa.float64()),
+        ("accept_len_raw", pa.float64()),
+        ("tokens_per_step", pa.float64()),
+        ("accepted_drafts_per_step", pa.float64()),
+        ("accept_rate_raw", pa.float64()),
+        ("accept_rate_drafts", pa.float64()),
+        ("cuda_graph", pa.bool_()),
+        ("gen_throughput", pa.float64()),
+        ("queue_req", pa.int64()),
+        ("extra", pa.string()),
+    ]
+)
+
+PREFILL_STATS = pa.schema(
+    [
+        ("segment", pa.int32()),
+        ("line_no", pa.int64()),
+        ("ts", TS),
+        ("dp_rank", pa.int32()),
+        ("tp_rank", pa.int32()),
+        ("new_seq", pa.int64()),
+        ("new_token", pa.int64()),
+        ("cached_token", pa.int64()),
+        ("token_usage", pa.float64()),
+        ("running_req", pa.int64()),
+        ("queue_req", pa.int64()),
+        ("input_throughput", pa.float64()),
+        ("cuda_graph", pa.bool_()),
+        ("extra", pa.string()),
+    ]
+)
+
+BENCH_SERVING = pa.schema(
+    [
+        ("record_index", pa.int32()),
+        ("line_no", pa.int64()),
+        ("tool", pa.string()),
+        ("backend", pa.string()),
+        ("dataset_name", pa.string()),
+        ("tag", pa.string()),
+        ("request_rate", pa.float64()),
+        ("max_concurrency", pa.int64()),
+        ("duration_s", pa.float64()),
+        ("completed", pa.int64()),
+        ("total_input_tokens", pa.int64()),
+        ("total_output_tokens", pa.int64()),
+        ("request_throughput", pa.float64()),
+        ("input_throughput", pa.float64()),
+        ("output_throughput", pa.float64()),
+        ("mean_ttft_ms", pa.float64()),
+        ("median_ttft_ms", pa.float64()),
+        ("p99_ttft_ms", pa.float64()),
+        ("mean_tpot_ms", pa.float64()),
+        ("median_tpot_ms", pa.float64()),
+        ("mean_itl_ms", pa.float64()),
+        ("median_itl_ms", pa.float64()),
+        ("p99_itl_ms", pa.float64()),
+        ("mean_e2e_latency_ms", pa.float64()),
+        ("accept_length", pa.float64()),
+        ("extra", pa.string()),
+    ]
+)
+
+# One row per request of a bench_serving record saved with --output-details
+# (SGLang/vLLM per-request arrays); see docs/bench-formats.md.
+BENCH_REQUESTS = pa.schema(
+    [
+        ("record_index", pa.int32()),
+        ("request_index", pa.int32()),
+        ("input_len", pa.int64()),
+        ("output_len", pa.int64()),
+        ("ttft_ms", pa.float64()),
+        ("tpot_ms", pa.float64()),
+        ("itls_ms", pa.list_(pa.float64())),
+        ("start_time_s", pa.float64()),
+        ("error", pa.string()),
+        ("generated_text", pa.string()),
+        ("extra", pa.string()),
+    ]
+)
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "sessions": SESSIONS,
+    "bench_runs": BENCH_RUNS,
+    "server_configs": SERVER_CONFIGS,
+    "decode_stats": DECODE_STATS,
+    "prefill_stats": PREFILL_STATS,
+    "bench_serving": BENCH_SERVING,
+    "bench_requests": BENCH_REQUESTS,
+}
+
+
+def table_from_rows(name: str, rows: list[dict[str, Any]]) -> pa.Table:
+    """Build table ``name`` from row dicts; missing columns become null, unknown ones are an error."""
+    schema = SCHEMAS[name]
+    unknown = {key for row in rows for key in row} - set(schema.names)
+    if unknown:
+        raise ValueError(f"{name}: columns not in the schema: {sorted(unknown)}")
+    columns = {column: [row.get(column) for row in rows] for column in schema.names}
+    return pa.table(columns, schema=schema)

@@ -1,0 +1,64 @@
+"""Helpers for browser tests: a real `specdash serve` and Debian's Chromium driven by Playwright."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def served(db: Path, startup_s: float = 60.0) -> Iterator[str]:
+    """`specdash serve` on a free port; yields its base URL and stops it afterwards."""
+    port = free_port()
+    log = open(db.parent / f"serve-{port}.log", "w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ingest", "serve", "--db", str(db), "--port", str(port)],
+        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "SPECDASH_DB": str(db)},
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + startup_s
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"specdash serve exited: {(db.parent / f'serve-{port}.log').read_text()}")
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("specdash serve did not come up in time")
+            time.sleep(0.3)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def screenshot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

@@ -1,0 +1,51 @@
+"""Shared test fixtures.
+
+The store always lives under ``tmp_path`` (SPECDASH_DB is pointed there for every
+test) so a developer's own data never leaks into a test. The shared corpus of real
+files is read from ``../shared/corpus`` when it exists; tests that need it skip
+otherwise, so a lone clone still runs its own fixtures.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+CORPUS = Path(os.environ.get("SPECDASH_CORPUS", ROOT.parent / "shared" / "corpus"))
+
+
+@pytest.fixture(autouse=True)
+def isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    db = tmp_path / "store.duckdb"
+    monkeypatch.setenv("SPECDASH_DB", str(db))
+    return db
+
+
+@pytest.fixture
+def corpus_dir() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    return CORPUS
+
+
+def corpus_files(subdir: str, pattern: str = "*") -> list[Path]:
+    """Corpus files for parametrizing; empty when the corpus is absent (the tests then skip)."""
+    folder = CORPUS / subdir
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.glob(pattern) if not p.name.endswith(".source"))
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo store, built once per test session from data/demo (tests must not write to it)."""
+    from ingest.demo import build_demo_store
+
+    db = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    reports = build_demo_store(db)
+    failed = [report.summary() for report in reports if report.failed]
+    assert not failed, failed
+    return db

@@ -1,0 +1,77 @@
+"""The `specdash` command: one line per file, exit status, clear errors without tracebacks."""
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ingest.cli import main
+from tests.conftest import ROOT
+
+DEMO_K2 = ROOT / "data" / "demo" / "phase-0" / "k2-drafter"
+
+
+def test_ingest_prints_one_line_per_file(isolated_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ingest", str(DEMO_K2), "--phase", "phase-0", "--variant", "k2-drafter"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2
+    assert "bench_json, 8 rows loaded" in lines[0]
+    assert "sglang_log" in lines[1] and "rows loaded" in lines[1]
+
+
+def test_gzipped_files_are_read(isolated_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    packed = tmp_path / "k2.json.gz"
+    packed.write_bytes(gzip.compress((DEMO_K2 / "bench.json").read_bytes()))
+    assert main(["ingest", str(packed)]) == 0
+    assert "bench_json, 8 rows loaded" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("truncated.json", b'{"format": "specdash.bench/1", "runs": [{"tokens": 20', "invalid JSON"),
+        ("nothing.log", b"hello\nthis is not a server log\n", "no known format recognized"),
+        ("blob.bin", b"\x00\x01\x02binary\x00" * 50, "binary content"),
+        ("empty.log", b"", "empty"),
+        ("broken.json.gz", gzip.compress(b'{"runs": []}' * 1000)[:40], "gzip"),
+    ],
+)
+def test_bad_input_gives_one_clear_line_and_exit_1(
+    isolated_store: Path, tmp_path: Path, name: str, content: bytes, expected: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    good = DEMO_K2 / "bench.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "ingest", "ingest", str(path), str(good), "--db", str(isolated_store)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    failure = [line for line in result.stderr.splitlines() if line.startswith("FAILED")]
+    assert len(failure) == 1 and str(path) in failure[0] and expected in failure[0]
+    assert "bench_json, 8 rows loaded" in result.stdout  # the good file still loaded
+    assert f"1 of 2 files failed: {path}" in result.stderr
+
+
+def test_missing_path_is_named(isolated_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ingest", "/no/such/file.log"]) == 1
+    assert "/no/such/file.log: no such file" in capsys.readouterr().err
+
+
+def test_status_json_reports_counts(isolated_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["ingest", str(DEMO_K2 / "bench.json")])
+    capsys.readouterr()
+    assert main(["status", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["rows"]["bench_runs"] == 7 and info["sources_by_kind"] == {"bench_json": 1}
+
+
+def test_db_flag_beats_environment(isolated_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "other.duckdb"
+    assert main(["ingest", str(DEMO_K2 / "bench.json"), "--db", str(other)]) == 0
+    assert other.exists() and not isolated_store.exists()

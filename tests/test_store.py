@@ -1,0 +1,82 @@
+"""The store: migrations, one transaction per file, idempotent re-ingest, atomic replace."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from ingest import store
+from ingest.model import ParsedSource
+from ingest.pipeline import ingest_paths
+from ingest.tables import table_from_rows
+from tests.conftest import ROOT
+
+DEMO_K2 = ROOT / "data" / "demo" / "phase-0" / "k2-drafter"
+
+
+def counts(db: Path) -> dict[str, int]:
+    return store.status(db)["rows"]
+
+
+def test_migrations_are_recorded_and_applied_once(isolated_store: Path) -> None:
+    with store.writer(isolated_store) as con:
+        names = [row[0] for row in con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
+        assert names[0] == "001_initial"
+        assert store.migrate(con) == []
+
+
+def test_reingesting_the_same_bytes_is_a_noop(isolated_store: Path, tmp_path: Path) -> None:
+    first = ingest_paths([DEMO_K2], isolated_store, phase="phase-0", variant="k2-drafter")
+    assert [r.status for r in first] == ["loaded", "loaded"]
+    before = counts(isolated_store)
+    copy = tmp_path / "copy-of-bench.json"
+    shutil.copy(DEMO_K2 / "bench.json", copy)
+    again = ingest_paths([DEMO_K2, copy], isolated_store, phase="phase-0", variant="k2-drafter")
+    assert [r.status for r in again] == ["already ingested"] * 3
+    assert "already ingested" in again[0].summary()
+    assert counts(isolated_store) == before
+
+
+def test_replace_swaps_rows_atomically(isolated_store: Path) -> None:
+    ingest_paths([DEMO_K2 / "bench.json"], isolated_store, phase="phase-0", variant="old-label")
+    ingest_paths([DEMO_K2 / "bench.json"], isolated_store, phase="phase-0", variant="k2-drafter", replace=True)
+    with duckdb.connect(str(isolated_store), read_only=True) as con:
+        assert con.execute("SELECT DISTINCT variant FROM sessions").fetchall() == [("k2-drafter",)]
+        assert con.execute("SELECT count(*) FROM bench_runs").fetchone()[0] == 7
+        assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == 1
+
+
+def test_overrides_label_sessions_and_configs(isolated_store: Path) -> None:
+    ingest_paths([DEMO_K2], isolated_store, phase="p", variant="v")
+    with duckdb.connect(str(isolated_store), read_only=True) as con:
+        assert con.execute("SELECT DISTINCT phase, variant FROM sessions").fetchall() == [("p", "v")]
+        assert con.execute("SELECT DISTINCT phase, variant FROM server_configs").fetchall() == [("p", "v")]
+        session_ids = con.execute("SELECT DISTINCT session_id FROM bench_runs").fetchall()
+        assert len(session_ids) == 1 and session_ids[0][0].endswith("-0")
+
+
+def test_a_failing_load_leaves_the_store_exactly_as_it_was(isolated_store: Path, tmp_path: Path) -> None:
+    ingest_paths([DEMO_K2 / "bench.json"], isolated_store)
+    before = counts(isolated_store)
+    good_sessions = table_from_rows("sessions", [{"session_key": 0, "variant": "x"}])
+    # A second table whose rows break a NOT NULL constraint: the failure comes after rows were inserted.
+    bad_runs = pa.table({"session_key": pa.array([0], pa.int32()), "run_index": pa.array([None], pa.int32()),
+                         "is_warmup": pa.array([False])})
+    parsed = ParsedSource(kind="bench_json", tables={"sessions": good_sessions, "bench_runs": bad_runs})
+    source = tmp_path / "other.json"
+    source.write_text("{}")
+    with pytest.raises(duckdb.Error):
+        store.load_source(isolated_store, source, parsed, sha256=store.file_sha256(source))
+    assert counts(isolated_store) == before
+
+
+def test_a_bad_file_fails_alone_and_others_still_load(isolated_store: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "truncated.json"
+    bad.write_text('{"runs": [{"tokens": 2048, "time": 4')
+    reports = ingest_paths([bad, DEMO_K2 / "bench.json"], isolated_store)
+    assert [r.failed for r in reports] == [True, False]
+    assert str(bad) in str(reports[0].error)
+    assert counts(isolated_store)["sessions"] == 1
