@@ -24,6 +24,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         for warning in report.warnings[: args.show_warnings]:
             print(f"  warning: {warning}", file=sys.stderr)
 
+    if args.clock_skew is not None:
+        store.set_meta(db, "clock_skew_s", str(args.clock_skew))
     reports = ingest_paths(
         args.paths, db, phase=args.phase, variant=args.variant, options=options, replace=args.replace, on_report=show
     )
@@ -100,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--variant", help="variant label (overrides what the files say)")
     ingest.add_argument("--engine", choices=["sglang", "vllm"], help="what produced the logs (checked against content)")
     ingest.add_argument("--year", type=int, help="year for log timestamps printed without one (vLLM)")
+    ingest.add_argument(
+        "--clock-skew", type=float, metavar="SECONDS",
+        help="tolerance when matching benchmark runs to log lines by time (stored; default 2)",
+    )
     ingest.add_argument("--replace", action="store_true", help="swap an already-ingested file's rows for a fresh parse")
     ingest.add_argument("--show-warnings", type=int, default=5, metavar="N", help="warnings to print per file")
     ingest.set_defaults(func=cmd_ingest)
