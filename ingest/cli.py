@@ -12,13 +12,22 @@ from ingest import store
 from ingest.errors import IngestError
 from ingest.formats import ParseOptions
 from ingest.pipeline import FileReport, ingest_paths
+from ingest.progress import ProgressBar
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     db = store.resolve_db_path(args.db)
     options = ParseOptions(year=args.year, engine=args.engine)
 
+    bars: list[ProgressBar] = []
+
+    def bar_for(path: Path) -> ProgressBar:
+        bars.append(ProgressBar(str(path)))
+        return bars[-1]
+
     def show(report: FileReport) -> None:
+        if bars:
+            bars.pop().finish()
         stream = sys.stderr if report.failed else sys.stdout
         print(report.summary(), file=stream, flush=True)
         for warning in report.warnings[: args.show_warnings]:
@@ -27,7 +36,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.clock_skew is not None:
         store.set_meta(db, "clock_skew_s", str(args.clock_skew))
     reports = ingest_paths(
-        args.paths, db, phase=args.phase, variant=args.variant, options=options, replace=args.replace, on_report=show
+        args.paths, db, phase=args.phase, variant=args.variant, options=options, replace=args.replace,
+        on_report=show, progress=bar_for,
     )
     failed = [report for report in reports if report.failed]
     if failed:

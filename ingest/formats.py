@@ -22,6 +22,8 @@ class ParseOptions:
     year: int | None = None  # for log timestamps printed without a year (vLLM)
     engine: str | None = None  # "sglang" / "vllm": checked against what the content says
     extra: dict[str, str] = field(default_factory=dict)
+    # Called by parsers that stream big files as (bytes_done, bytes_total); the CLI draws a bar.
+    on_progress: Callable[[int, int], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

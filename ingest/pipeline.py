@@ -5,6 +5,8 @@ the caller gets one ``FileReport`` per file to print or show.
 """
 from __future__ import annotations
 
+import dataclasses
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -14,6 +16,9 @@ from pathlib import Path
 from ingest import store
 from ingest.errors import IngestError
 from ingest.formats import ParseOptions, detect
+from ingest.progress import rate_note
+
+ProgressFactory = Callable[[Path], Callable[[int, int], None]]
 
 
 @dataclass
@@ -27,6 +32,8 @@ class FileReport:
     skipped: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
     error: IngestError | None = None
+    size_bytes: int = 0
+    seconds: float = 0.0
 
     @property
     def failed(self) -> bool:
@@ -40,7 +47,8 @@ class FileReport:
             return f"{self.path}: {self.kind}, already ingested (same sha256) — nothing to do"
         reasons = ", ".join(f"{count} {reason}" for reason, count in self.skipped.most_common())
         skipped = f"; skipped {self.lines_skipped} lines ({reasons})" if self.lines_skipped else ""
-        return f"{self.path}: {self.kind}, {self.rows_loaded} rows loaded{skipped}"
+        speed = rate_note(self.size_bytes, self.seconds)
+        return f"{self.path}: {self.kind}, {self.rows_loaded} rows loaded{skipped}{speed}"
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
@@ -69,8 +77,10 @@ def ingest_file(
     group: str | None = None,
     options: ParseOptions = ParseOptions(),
     replace: bool = False,
+    progress: ProgressFactory | None = None,
 ) -> FileReport:
     report = FileReport(path=path, status="failed")
+    started = time.monotonic()
     try:
         if not path.is_file():
             raise IngestError(path, "no such file", hint="check the path")
@@ -81,6 +91,9 @@ def ingest_file(
             report.status = "already ingested"
             report.source_id = store.source_id_for(sha256)
             return report
+        if progress is not None:
+            options = dataclasses.replace(options, on_progress=progress(path))
+        report.size_bytes = path.stat().st_size
         parsed = file_format.parse(path, options)
         result = store.load_source(
             db_path, path, parsed, sha256=sha256, phase=phase, variant=variant, group=group, replace=replace
@@ -95,6 +108,7 @@ def ingest_file(
             hint="this is a specdash bug; the store was not changed — please report it with the file",
         )
         return report
+    report.seconds = time.monotonic() - started
     report.source_id = result.source_id
     report.status = "already ingested" if result.already_present else "loaded"
     report.rows_loaded = result.rows_loaded
@@ -113,6 +127,7 @@ def ingest_paths(
     options: ParseOptions = ParseOptions(),
     replace: bool = False,
     on_report: Callable[[FileReport], None] | None = None,
+    progress: ProgressFactory | None = None,
 ) -> list[FileReport]:
     """Ingest every file; files of one call share an ``ingest_group`` so they can be joined later."""
     given = [Path(p) for p in paths]
@@ -124,7 +139,10 @@ def ingest_paths(
         error = IngestError(where, "no files found", hint="pass files, or directories that contain them")
         reports.append(FileReport(path=Path(where), status="failed", error=error))
     for path in files:
-        report = ingest_file(path, db_path, phase=phase, variant=variant, group=group, options=options, replace=replace)
+        report = ingest_file(
+            path, db_path, phase=phase, variant=variant, group=group, options=options, replace=replace,
+            progress=progress,
+        )
         reports.append(report)
         if on_report is not None:
             on_report(report)

@@ -75,3 +75,33 @@ def test_db_flag_beats_environment(isolated_store: Path, tmp_path: Path, capsys:
     other = tmp_path / "other.duckdb"
     assert main(["ingest", str(DEMO_K2 / "bench.json"), "--db", str(other)]) == 0
     assert other.exists() and not isolated_store.exists()
+
+
+class FakeTerminal:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_bar_shows_bytes_per_second_for_big_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ingest import progress
+
+    monkeypatch.setattr(progress, "REDRAW_EVERY_S", 0.0)
+    terminal = FakeTerminal()
+    bar = progress.ProgressBar("big.log", stream=terminal)  # type: ignore[arg-type]
+    bar(1_000, 2_000)  # small file: no bar
+    assert terminal.text == ""
+    bar(50_000_000, 100_000_000)
+    assert "50.0%" in terminal.text and "50/100 MB" in terminal.text and "MB/s" in terminal.text
+    bar.finish()
+    assert terminal.text.endswith("\r")
+    assert progress.rate_note(300_000_000, 1.0) == ", 300 MB in 1.0 s (300 MB/s)"
+    assert progress.rate_note(1_000, 1.0) == ""
