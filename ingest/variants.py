@@ -27,6 +27,9 @@ def variant_label(config: Mapping[str, Any]) -> str:
     return f"{algorithm}:{drafter}" if drafter else algorithm
 
 
+derive_variant = variant_label  # the name other ingest modules import
+
+
 def algorithm_name(value: Any) -> str | None:
     """``'EAGLE3'``, ``SpeculativeAlgorithm.EAGLE3`` → ``"eagle3"``; None-like → None."""
     if value is None:

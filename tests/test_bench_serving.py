@@ -84,6 +84,16 @@ def test_pd_server_info_is_read_from_the_decode_server(tmp_path: Path) -> None:
     assert (config["speculative_algorithm"], config["variant"]) == ("EAGLE3", "eagle3:drafter")
 
 
+def test_router_server_info_without_server_args_stays_in_extra(tmp_path: Path) -> None:
+    info = {"internal_states": [{"avg_spec_accept_length": 2.1}], "decode": [{"url": "http://d1:8080", "load": 5}]}
+    record = {"completed": 1, "duration": 1.0, "output_throughput": 5.0, "mean_ttft_ms": 1.0, "server_info": info}
+    path = tmp_path / "router.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    parsed = parse(path)
+    assert "server_configs" not in parsed.tables  # no server args: no config, and no invented "baseline"
+    assert json.loads(parsed.tables["bench_serving"].to_pylist()[0]["extra"])["server_info"] == info
+
+
 def test_output_details_become_request_rows_in_ms_and_not_extra() -> None:
     parsed = parse(BENCH_FIXTURES / "sglang-output-details.jsonl")
     requests = parsed.tables["bench_requests"].to_pylist()
@@ -168,6 +178,18 @@ def test_gzipped_output_is_read_like_plain(tmp_path: Path) -> None:
 )
 def test_sniff_leaves_other_formats_alone(head: bytes) -> None:
     assert not bench_serving.sniff(head)
+
+
+def test_sniff_ignores_records_quoted_inside_another_document() -> None:
+    golden = (BENCH_FIXTURES / "sglang-2025-06-accept-length.jsonl.expected.json").read_bytes()
+    assert b'"output_throughput"' in golden and not bench_serving.sniff(golden)
+
+
+def test_sniff_reads_a_record_longer_than_the_head_by_its_text() -> None:
+    record = {"backend": "sglang", "duration": 1.0, "completed": 2000, "output_throughput": 9.0,
+              "itls": [[0.01] * 500 for _ in range(2000)]}
+    head = (json.dumps(record) + "\n").encode()[: 64 * 1024]
+    assert bench_serving.sniff(head)
 
 
 # --- the real corpus ------------------------------------------------------------------------------

@@ -107,8 +107,8 @@ class Row:
 @dataclass
 class Block:
     line_no: int
-    preamble: dict[str, "Row"]  # label key -> row
-    rows: dict[str, "Row"] = field(default_factory=dict)
+    preamble: dict[str, Row]  # label key -> row
+    rows: dict[str, Row] = field(default_factory=dict)
     duplicates: list[tuple[int, str]] = field(default_factory=list)
 
 
@@ -124,7 +124,7 @@ def sniff(head: bytes) -> bool:
 def parse(path: Path, options: ParseOptions) -> ParsedSource:
     parsed = ParsedSource(kind=KIND)
     with text_lines(path) as lines:
-        blocks = read_blocks(path, lines, parsed)
+        blocks = read_blocks(lines, parsed)
     if not blocks:
         raise MalformedInput(
             path,
@@ -137,7 +137,7 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
     return parsed
 
 
-def read_blocks(path: Path, lines: Iterable[str], parsed: ParsedSource) -> list[Block]:
+def read_blocks(lines: Iterable[str], parsed: ParsedSource) -> list[Block]:
     blocks: list[Block] = []
     preamble: dict[str, Row] = {}
     current: Block | None = None

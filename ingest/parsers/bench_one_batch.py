@@ -19,7 +19,6 @@ of pasted files is ``json_records``'.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from typing import Any
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.parsers.bench_serving import records_to_tables, require_records
-from ingest.parsers.json_records import read_json_records
+from ingest.parsers.json_records import read_json_records, sniff_keys
 from ingest.reader import text_lines
 
 KIND = "bench_one_batch_jsonl"
@@ -48,26 +47,21 @@ TOOL_MARKERS: tuple[tuple[str, str], ...] = (
 )
 DEFAULT_TOOL = "sglang.bench_one_batch_server"
 
-RECORD_START = re.compile(rb"^\s*\{", re.MULTILINE)
-REQUIRED_MARKER = b'"run_name"'
-RESULT_MARKERS = (b'"last_gen_throughput"', b'"acc_length"', b'"overall_throughput"', b'"last_ttft"',
-                  b'"prefill_latency"', b'"median_decode_throughput"')
+RESULT_KEYS = frozenset({"last_gen_throughput", "acc_length", "overall_throughput", "last_ttft", "prefill_latency",
+                         "median_decode_throughput"})
 
 
 def sniff(head: bytes) -> bool:
     """A JSON object near the top with ``run_name`` and one-batch result keys."""
-    start = RECORD_START.search(head)
-    if start is None or head[: start.start()].count(b"\n") > 20:
-        return False
-    body = head[start.start():]
-    return REQUIRED_MARKER in body and any(marker in body for marker in RESULT_MARKERS)
+    keys = sniff_keys(head)
+    return keys is not None and "run_name" in keys and bool(keys & RESULT_KEYS)
 
 
 def parse(path: Path, options: ParseOptions) -> ParsedSource:
     parsed = ParsedSource(kind=KIND, engine="sglang")
     with text_lines(path) as lines:
         records = list(read_json_records(path, lines, parsed))
-    require_records(path, parsed, records, what="bench_one_batch result")
+    require_records(path, parsed, records, what="bench_one_batch result", written_by="--result-filename")
     records_to_tables(path, parsed, records, tool_of=tool_of, aliases=ONE_BATCH_ALIASES)
     return parsed
 

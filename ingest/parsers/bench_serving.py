@@ -12,7 +12,10 @@ missing ones stay null and unknown ones go to ``extra``.
   non-speculative runs.
 * ``server_info`` (late 2025: the server's ``/get_server_info`` dict) becomes a
   ``server_configs`` row with ``segment`` = ``record_index`` and a derived variant;
-  it is not copied into ``extra`` (``server_configs.args`` holds all of it).
+  it is then not copied into ``extra`` (``server_configs.args`` holds all of it).
+  Behind a PD router it is ``{"prefill": [...], "decode": [...]}``: the decode
+  server's args are used. A ``server_info`` without server args (a router's
+  load report) gives no config row and stays in ``extra``.
 * ``--output-details`` arrays (``input_lens``, ``output_lens``, ``ttfts``,
   ``itls``, ``generated_texts``, ``errors``; vLLM also ``start_times``) become
   ``bench_requests`` rows, one per request, and are not copied into ``extra``.
@@ -25,7 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,9 +37,10 @@ from ingest.errors import MalformedInput
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.parsers.bench_fields import as_float, as_int, extra_json, map_record, strict_json_value
-from ingest.parsers.json_records import JsonRecord, read_json_records
+from ingest.parsers.json_records import JsonRecord, read_json_records, sniff_keys
 from ingest.reader import text_lines
 from ingest.tables import BENCH_SERVING, SERVER_CONFIGS, table_from_rows
+from ingest.variants import derive_variant
 
 KIND = "bench_serving_jsonl"
 TOOL = "sglang.bench_serving"
@@ -127,31 +130,23 @@ PD_ROLE_PREFERENCE = ("decode", "prefill")
 
 # --- detection ----------------------------------------------------------------------------------
 
-RECORD_START = re.compile(rb"^\s*\{", re.MULTILINE)
-# Result keys (not the echoed arguments, which other tools share) of every generation.
-RESULT_MARKERS = tuple(
-    f'"{key}"'.encode()
-    for column, keys in SERVING_ALIASES.items()
-    if column not in ("backend", "dataset_name", "tag", "request_rate", "max_concurrency")
-    for key in keys
+ARGUMENT_COLUMNS = ("backend", "dataset_name", "tag", "request_rate", "max_concurrency")  # other tools echo these
+RESULT_KEYS = frozenset(
+    key for column, keys in SERVING_ALIASES.items() if column not in ARGUMENT_COLUMNS for key in keys
 )
-# Keys that mean "not a bench_serving record": vLLM's --save-result JSON, bench_one_batch_server
-# JSONL, and the canonical benchmark JSON (its runs list).
-FOREIGN_MARKERS = (b'"model_id"', b'"tokenizer_id"', b'"spec_decode_', b'"run_name"', b'"last_gen_throughput"',
-                   b'"runs"', b'"format": "specdash')
-MIN_MARKERS = 3
+# Keys that mean "not a bench_serving record": vLLM's --save-result JSON, bench_one_batch(_server)
+# JSONL, and the canonical benchmark JSON.
+FOREIGN_KEYS = frozenset({"model_id", "tokenizer_id", "run_name", "last_gen_throughput", "runs", "format"})
+FOREIGN_PREFIXES = ("spec_decode_",)
+MIN_RESULT_KEYS = 3
 
 
 def sniff(head: bytes) -> bool:
-    """A JSON object (possibly after a few preamble lines) with bench_serving's result keys."""
-    start = RECORD_START.search(head)
-    if start is None or head[: start.start()].count(b"\n") > 20:
+    """A JSON object near the top whose own keys are bench_serving result keys of some generation."""
+    keys = sniff_keys(head)
+    if keys is None or keys & FOREIGN_KEYS or any(key.startswith(FOREIGN_PREFIXES) for key in keys):
         return False
-    body = head[start.start():]
-    own_keys = body.split(b'"server_info"', 1)[0]  # the server's own dict may hold any key
-    if any(marker in own_keys for marker in FOREIGN_MARKERS):
-        return False
-    return sum(marker in body for marker in RESULT_MARKERS) >= MIN_MARKERS
+    return len(keys & RESULT_KEYS) >= MIN_RESULT_KEYS
 
 
 # --- parsing ------------------------------------------------------------------------------------
@@ -160,12 +155,14 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
     parsed = ParsedSource(kind=KIND, engine="sglang")
     with text_lines(path) as lines:
         records = list(read_json_records(path, lines, parsed))
-    require_records(path, parsed, records, what="sglang.bench_serving record")
+    require_records(path, parsed, records, what="sglang.bench_serving record", written_by="--output-file")
     records_to_tables(path, parsed, records, tool_of=lambda record: TOOL, aliases=SERVING_ALIASES)
     return parsed
 
 
-def require_records(path: Path, parsed: ParsedSource, records: list[JsonRecord], *, what: str) -> None:
+def require_records(
+    path: Path, parsed: ParsedSource, records: list[JsonRecord], *, what: str, written_by: str
+) -> None:
     """No record at all is an error naming the first thing that went wrong, not an empty load."""
     if records:
         return
@@ -175,7 +172,7 @@ def require_records(path: Path, parsed: ParsedSource, records: list[JsonRecord],
         path,
         f"no complete {what} found; first problem: {problem}",
         line=int(line) if line.isdigit() else None,
-        hint="pass the JSONL file the benchmark wrote with --output-file; each record is one JSON object",
+        hint=f"pass the file the benchmark wrote with {written_by}; each record is one JSON object",
     )
 
 
@@ -284,7 +281,7 @@ def server_config_row(path: Path, parsed: ParsedSource, record_index: int, recor
         **mapped.row,
         "segment": record_index,
         "line_no": record.line_no,
-        "variant": variant_of(config),
+        "variant": derive_variant(config),
         "args": json.dumps(strict_json_value(config), sort_keys=True, default=str),
     }
 
@@ -307,24 +304,6 @@ def server_args_of(info: Any) -> dict[str, Any] | None:
 
 def is_server_args(value: Any) -> bool:
     return isinstance(value, dict) and any(key in value for key in SERVER_ARGS_MARKERS)
-
-
-def variant_of(config: dict[str, Any]) -> str:
-    # Imported here: ingest.variants is shared with the log parser and owned by another module.
-    try:
-        from ingest.variants import derive_variant
-    except ImportError:  # until ingest.variants lands: its documented rule
-        return documented_variant(config)
-    return derive_variant(config)
-
-
-def documented_variant(config: dict[str, Any]) -> str:
-    """No ``speculative_algorithm`` -> "baseline", else "<algorithm>:<last part of the draft model path>"."""
-    algorithm = config.get("speculative_algorithm")
-    if not algorithm:
-        return "baseline"
-    draft = str(config.get("speculative_draft_model_path") or "").rstrip("/").rsplit("/", 1)[-1]
-    return f"{str(algorithm).lower()}:{draft}" if draft else str(algorithm).lower()
 
 
 FORMAT = Format(

@@ -40,7 +40,7 @@ from typing import Any
 from ingest.errors import MalformedInput
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
-from ingest.parsers.bench_fields import as_float, as_int, extra_json, map_record
+from ingest.parsers.bench_fields import as_float, extra_json, map_record
 from ingest.parsers.bench_json import RUN_ALIASES, SESSION_ALIASES, as_timestamp
 from ingest.reader import text_lines
 from ingest.tables import BENCH_RUNS, SESSIONS, table_from_rows

@@ -9,9 +9,9 @@ Files reach us pasted from terminals and issue threads, so the reader also:
   prompt, a note) — counted as ``not JSON`` and reported as ``file:line`` warnings;
 * joins a record wrapped onto several lines: lines are accumulated from a line
   starting with ``{`` until the text parses as one complete JSON value (past the
-  first line a parse is only tried when a line ends with ``}`` or ``]``, so long
-  wrapped records do not cost a parse per line); the record is reported at its
-  first line;
+  first line a parse is only tried when a line ends with ``}``, so long wrapped
+  or pretty-printed records do not cost a parse per line); the record is
+  reported at its first line;
 * reads records that run together (``}{``, as pasted pretty-printed output shows);
 * skips a truncated record (a line that never closes, e.g. the last line of a
   run that crashed mid-write): it is dropped with a ``truncated JSON record``
@@ -22,6 +22,7 @@ Files reach us pasted from terminals and issue threads, so the reader also:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +81,7 @@ class JsonRecordReader:
             self.pending = []
 
     def try_complete(self) -> list[JsonRecord]:
-        closed = self.pending[-1][1].endswith(("}", "]"))
+        closed = self.pending[-1][1].endswith("}")  # a record is an object: only "}" can end it
         if not closed and len(self.pending) > 1:
             return self.wait_for_more()
         document = "\n".join(text for _, text in self.pending)
@@ -141,3 +142,28 @@ def read_json_records(path: Path, lines: Iterable[str], parsed: ParsedSource) ->
     reader.finish()
     parsed.lines_read = line_no
 
+
+
+RECORD_START = re.compile(r"^\s*\{", re.MULTILINE)
+QUOTED_KEY = re.compile(r'"(\w+)"\s*:')
+MAX_PREAMBLE_LINES = 20
+
+
+def sniff_keys(head: bytes) -> frozenset[str] | None:
+    """The top-level keys of the first JSON record in ``head``, for sniffers; None if no record starts near the top.
+
+    Keys nested deeper (a report quoting benchmark records) do not count. When the first
+    record does not end within the head (per-request arrays), the keys quoted in its text
+    up to an embedded ``server_info`` (whose server args may hold any key) stand in.
+    """
+    text = head.decode("utf-8", errors="replace")
+    start = RECORD_START.search(text)
+    if start is None or text.count("\n", 0, start.start()) > MAX_PREAMBLE_LINES:
+        return None
+    reader = JsonRecordReader(Path("<head>"), ParsedSource(kind="sniff"))
+    for line_no, line in enumerate(text[start.start():].splitlines(), start=1):
+        records = reader.feed(line_no, line)
+        if records:
+            return frozenset(records[0].value)
+    own_text = text[start.start():].split('"server_info"', 1)[0]
+    return frozenset(QUOTED_KEY.findall(own_text))

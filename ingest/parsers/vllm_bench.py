@@ -37,7 +37,7 @@ from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.parsers.bench_fields import as_float, extra_json, map_record
 from ingest.parsers.bench_serving import records_to_tables, require_records
-from ingest.parsers.json_records import read_json_records
+from ingest.parsers.json_records import read_json_records, sniff_keys
 from ingest.reader import text_lines
 from ingest.tables import BENCH_SERVING, table_from_rows
 
@@ -73,25 +73,21 @@ VLLM_ALIASES: dict[str, tuple[str, ...]] = {
 
 # --- result JSON --------------------------------------------------------------------------------
 
-RECORD_START = re.compile(rb"^\s*\{", re.MULTILINE)
-VLLM_MARKERS = (b'"model_id"', b'"tokenizer_id"', b'"spec_decode_acceptance_length"', b'"endpoint_type"')
-RESULT_MARKERS = (b'"completed"', b'"duration"', b'"request_throughput"', b'"output_throughput"', b'"mean_ttft_ms"')
+VLLM_KEYS = frozenset({"model_id", "tokenizer_id", "endpoint_type", "spec_decode_acceptance_length"})
+RESULT_KEYS = frozenset({"completed", "duration", "request_throughput", "output_throughput", "mean_ttft_ms"})
 
 
 def sniff_json(head: bytes) -> bool:
-    """A JSON object with vLLM's setup keys and serving results."""
-    start = RECORD_START.search(head)
-    if start is None or head[: start.start()].count(b"\n") > 20:
-        return False
-    body = head[start.start():]
-    return any(m in body for m in VLLM_MARKERS) and sum(m in body for m in RESULT_MARKERS) >= 2
+    """A JSON object near the top with vLLM's setup keys and serving results."""
+    keys = sniff_keys(head)
+    return keys is not None and bool(keys & VLLM_KEYS) and len(keys & RESULT_KEYS) >= 2
 
 
 def parse_json(path: Path, options: ParseOptions) -> ParsedSource:
     parsed = ParsedSource(kind=JSON_KIND, engine="vllm")
     with text_lines(path) as lines:
         records = list(read_json_records(path, lines, parsed))
-    require_records(path, parsed, records, what="vllm bench serve result")
+    require_records(path, parsed, records, what="vllm bench serve result", written_by="--save-result")
     records_to_tables(path, parsed, records, tool_of=lambda record: SERVE_TOOL, aliases=VLLM_ALIASES)
     return parsed
 
