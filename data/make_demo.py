@@ -6,8 +6,10 @@ seed's; everything else is illustrative. Run: ``python data/make_demo.py``.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
+import sys
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -187,13 +189,24 @@ def write_variant(variant: Variant, out: Path) -> None:
     (out / "server.log").write_text("\n".join(log) + "\n", encoding="utf-8")
 
 
+def sibling(name: str):  # type: ignore[no-untyped-def]
+    """Load a script beside this one (data/ is not a package)."""
+    path = Path(__file__).resolve().parent / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[name] = module
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
 def write_demo(out: Path = OUT) -> list[Path]:
+    """Benchmark JSON and server log per variant, plus the illustrative profiler traces."""
     written = []
     for variant in VARIANTS:
         folder = out / PHASE / variant.name
         write_variant(variant, folder)
         written += [folder / "bench.json", folder / "server.log"]
-    return written
+    return written + sibling("make_demo_traces").write_demo_traces(out)
 
 
 if __name__ == "__main__":

@@ -116,8 +116,10 @@ class AcceptRateFormula:
 
 
 SGLANG_ACCEPT_RATE_FORMULAS: tuple[AcceptRateFormula, ...] = (
-    AcceptRateFormula("tau/num_steps", "τ ÷ speculative_num_steps", date(2025, 10, 1), 1.0, "num_steps"),
-    AcceptRateFormula("tau/(num_steps+1)", "τ ÷ (speculative_num_steps + 1)", date(2025, 10, 8), 1.0, "num_steps+1"),
+    # sglang#11441 (2025-10-10) put accept rate in the decode log; it could exceed 1
+    AcceptRateFormula("tau/num_steps", "τ ÷ speculative_num_steps", date(2025, 10, 10), 1.0, "num_steps"),
+    # sglang#11572: the denominator counts the verified token too
+    AcceptRateFormula("tau/(num_steps+1)", "τ ÷ (speculative_num_steps + 1)", date(2025, 10, 13), 1.0, "num_steps+1"),
     # sglang#13212: the denominator became speculative_num_draft_tokens (differs only when topk > 1)
     AcceptRateFormula("tau/num_draft_tokens", "τ ÷ speculative_num_draft_tokens", date(2025, 11, 13), 1.0, "num_draft_tokens"),
     # sglang#23530: drafts only, a dead drafter shows 0.00

@@ -30,7 +30,6 @@ Pure functions over the normalized events of one rank (``RankEvents``, built by
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
@@ -184,12 +183,14 @@ def innermost_segments(
     for index in order:
         begin = float(starts[index])
         while stack and ends[stack[-1]] <= begin:
-            emit_until(float(ends[stack.pop()]))
+            emit_until(float(ends[stack[-1]]))
+            stack.pop()
         emit_until(begin)
         cursor = begin
         stack.append(index)
     while stack:
-        emit_until(float(ends[stack.pop()]))
+        emit_until(float(ends[stack[-1]]))
+        stack.pop()
     return _f64(seg_start), _f64(seg_end), _i64(seg_label)
 
 
@@ -233,16 +234,17 @@ class Attribution:
 
 
 def classify_kernels(events: RankEvents, rules: TraceRules) -> np.ndarray:
-    codes = np.empty(len(events.kernels), dtype=np.int64)
-    pairs, inverse = np.unique(
-        np.stack([events.kernels.name, events.kernels.category]), axis=1, return_inverse=True
-    ) if len(events.kernels) else (np.zeros((2, 0), dtype=np.int64), np.zeros(0, dtype=np.int64))
-    lookup = np.array(
-        [CLASS_CODES.index(rules.kernel_class(events.names[n], KERNEL_CATEGORIES[c])) for n, c in pairs.T],
-        dtype=np.int64,
+    """Class code per kernel; the rules run once per distinct (name, category), not per kernel."""
+    kernels = events.kernels
+    pair = kernels.name * len(KERNEL_CATEGORIES) + kernels.category
+    distinct, inverse = np.unique(pair, return_inverse=True)
+    lookup = _i64(
+        [
+            CLASS_CODES.index(rules.kernel_class(events.names[code // len(KERNEL_CATEGORIES)], KERNEL_CATEGORIES[code % len(KERNEL_CATEGORIES)]))
+            for code in distinct.tolist()
+        ]
     )
-    codes[:] = lookup[inverse.reshape(-1)] if len(events.kernels) else codes
-    return codes
+    return lookup[inverse] if lookup.size else np.zeros(0, dtype=np.int64)
 
 
 def find_launches(kernels: Kernels, launches: Launches) -> np.ndarray:
@@ -404,42 +406,39 @@ class CycleTimes:
     exclusive: np.ndarray  # [cycle, phase, class]
     union: np.ndarray  # [cycle, phase, class]
     kernel_count: np.ndarray  # [cycle, phase, class]
-    methods: np.ndarray  # [cycle, phase, class, method] kernel counts
+    method_bits: np.ndarray  # [cycle, phase, class]: bit m set when some kernel got its phase by METHODS[m]
     idle: np.ndarray  # [cycle]
 
 
 def account_time(kernels: Kernels, attribution: Attribution, cycles: list[Cycle]) -> CycleTimes:
     n_cycles, n_phases, n_classes = len(cycles), len(PHASE_CODES), len(CLASS_CODES)
+    cells = n_cycles * n_phases * n_classes
     edges = _f64([cycle.start for cycle in cycles] + [cycles[-1].end])
     bounds = np.unique(np.concatenate([kernels.start, kernels.end, edges]))
     seg_start, seg_length = bounds[:-1], np.diff(bounds)
-    seg_cycle = np.clip(np.searchsorted(edges, seg_start, side="right") - 1, 0, n_cycles - 1)
+    seg_cell = np.clip(np.searchsorted(edges, seg_start, side="right") - 1, 0, n_cycles - 1) * (n_phases * n_classes)
     key = attribution.phase * n_classes + attribution.kernel_class
     assigned = np.full(seg_start.size, -1, dtype=np.int64)
-    exclusive = np.zeros(n_cycles * n_phases * n_classes)
-    union = np.zeros_like(exclusive)
+    union = np.zeros(cells)
     for present in np.unique(key):  # ascending key = descending priority
-        covered = coverage(bounds, kernels.start[key == present], kernels.end[key == present])
-        union += np.bincount(seg_cycle[covered] * n_phases * n_classes + present, seg_length[covered], exclusive.size)
+        chosen = key == present
+        covered = coverage(bounds, kernels.start[chosen], kernels.end[chosen])
+        union += np.bincount(seg_cell[covered] + present, seg_length[covered], cells)
         assigned[covered & (assigned < 0)] = present
     mine = assigned >= 0
-    exclusive += np.bincount(seg_cycle[mine] * n_phases * n_classes + assigned[mine], seg_length[mine], exclusive.size)
-    lengths = edges[1:] - edges[:-1]
-    busy = exclusive.reshape(n_cycles, -1).sum(axis=1)
-    kernel_cycle = np.clip(np.searchsorted(edges, kernels.start, side="right") - 1, 0, n_cycles - 1)
-    flat = kernel_cycle * n_phases * n_classes + key
-    counts = np.bincount(flat, minlength=exclusive.size)
-    methods = np.stack(
-        [np.bincount(flat[attribution.method == m], minlength=exclusive.size) for m in range(len(METHODS))], axis=-1
-    )
+    exclusive = np.bincount(seg_cell[mine] + assigned[mine], seg_length[mine], cells)
+    kernel_cell = np.clip(np.searchsorted(edges, kernels.start, side="right") - 1, 0, n_cycles - 1) * (n_phases * n_classes) + key
+    method_bits = np.zeros(cells, dtype=np.int64)
+    np.bitwise_or.at(method_bits, kernel_cell, np.left_shift(1, attribution.method))
     shape = (n_cycles, n_phases, n_classes)
+    busy = exclusive.reshape(n_cycles, -1).sum(axis=1)
     return CycleTimes(
         cycles,
         exclusive.reshape(shape),
         union.reshape(shape),
-        counts.reshape(shape),
-        methods.reshape(*shape, len(METHODS)),
-        np.maximum(lengths - busy, 0.0),
+        np.bincount(kernel_cell, minlength=cells).reshape(shape),
+        method_bits.reshape(shape),
+        np.maximum(np.diff(edges) - busy, 0.0),
     )
 
 
@@ -459,7 +458,7 @@ class RankBreakdown:
     rank: int
     attribution: Attribution
     times: CycleTimes
-    cycle_rows: list[dict[str, Any]]
+    cycle_columns: dict[str, Any]  # cycle_phase_times columns, one entry per row
     kernel_rows: list[dict[str, Any]]
     class_union_ms: dict[str, float]
     busy_ms: float
@@ -474,7 +473,6 @@ def analyze_rank(events: RankEvents, rules: TraceRules) -> RankBreakdown:
     cycles = find_cycles(kernels, attribution)
     times = account_time(kernels, attribution, cycles)
     trace_start = float(kernels.start.min())
-    rows = cycle_rows(events.rank, times, trace_start)
     class_union = {
         name: union_length(kernels.start[attribution.kernel_class == code], kernels.end[attribution.kernel_class == code]) / 1000
         for code, name in enumerate(CLASS_CODES)
@@ -483,53 +481,58 @@ def analyze_rank(events: RankEvents, rules: TraceRules) -> RankBreakdown:
         rank=events.rank,
         attribution=attribution,
         times=times,
-        cycle_rows=rows,
+        cycle_columns=cycle_columns(events.rank, times, trace_start),
         kernel_rows=kernel_rows(events, attribution),
         class_union_ms=class_union,
         busy_ms=union_length(kernels.start, kernels.end) / 1000,
         span_ms=(float(kernels.end.max()) - trace_start) / 1000,
         trace_start_us=trace_start,
-        summary=summarize_rank(rows),
+        summary=summarize_times(times),
     )
 
 
-def cycle_rows(rank: int, times: CycleTimes, trace_start: float) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for position, cycle in enumerate(times.cycles):
-        common = {
-            "rank": rank,
-            "cycle_idx": cycle.index,
-            "cycle_kind": cycle.kind,
-            "complete": cycle.complete,
-            "cycle_start_us": cycle.start - trace_start,
-            "cycle_ms": (cycle.end - cycle.start) / 1000,
-        }
-        for phase_code, class_code in zip(*np.nonzero(times.kernel_count[position] + times.union[position])):
-            rows.append(
-                {
-                    **common,
-                    "cycle_phase": PHASE_CODES[phase_code],
-                    "kernel_class": CLASS_CODES[class_code],
-                    "duration_ms": float(times.exclusive[position, phase_code, class_code]) / 1000,
-                    "union_ms": float(times.union[position, phase_code, class_code]) / 1000,
-                    "kernels": int(times.kernel_count[position, phase_code, class_code]),
-                    "attribution": "+".join(
-                        METHODS[m] for m in np.flatnonzero(times.methods[position, phase_code, class_code])
-                    ),
-                }
-            )
-        rows.append(
-            {
-                **common,
-                "cycle_phase": IDLE,
-                "kernel_class": IDLE,
-                "duration_ms": float(times.idle[position]) / 1000,
-                "union_ms": None,
-                "kernels": 0,
-                "attribution": None,
-            }
-        )
-    return rows
+# attribution label for each bit pattern of METHODS present (bit m = METHODS[m])
+METHOD_LABELS = tuple("+".join(METHODS[m] for m in range(len(METHODS)) if bits >> m & 1) for bits in range(1 << len(METHODS)))
+
+
+def cycle_columns(rank: int, times: CycleTimes, trace_start: float) -> dict[str, Any]:
+    """Rows of ``cycle_phase_times`` as columns: every (cycle, phase, class) with GPU work, then one idle row per cycle."""
+    cycles = times.cycles
+    n_cycles, idle_phase, idle_class = len(cycles), len(PHASE_CODES), len(CLASS_CODES)
+    c, p, k = np.nonzero((times.kernel_count > 0) | (times.union > 0))
+    is_idle = np.r_[np.zeros(c.size, dtype=bool), np.ones(n_cycles, dtype=bool)]
+    c = np.r_[c, np.arange(n_cycles)]
+    order = np.lexsort((is_idle, c))  # cycle by cycle, its idle row last
+    c, p, k, is_idle = c[order], np.r_[p, np.full(n_cycles, idle_phase)][order], np.r_[k, np.full(n_cycles, idle_class)][order], is_idle[order]
+    work = ~is_idle
+    cw, pw, kw = c[work], p[work], k[work]
+    starts = _f64([cycle.start for cycle in cycles])
+    ends = _f64([cycle.end for cycle in cycles])
+    duration = np.empty(c.size)
+    duration[work] = times.exclusive[cw, pw, kw]
+    duration[is_idle] = times.idle
+    union = np.full(c.size, np.nan)
+    union[work] = times.union[cw, pw, kw]
+    kernels = np.zeros(c.size, dtype=np.int64)
+    kernels[work] = times.kernel_count[cw, pw, kw]
+    bits = np.zeros(c.size, dtype=np.int64)
+    bits[work] = times.method_bits[cw, pw, kw]
+    attribution = np.array(METHOD_LABELS, dtype=object)[bits]
+    attribution[is_idle] = None
+    return {
+        "rank": np.full(c.size, rank, dtype=np.int64),
+        "cycle_idx": _i64([cycle.index for cycle in cycles])[c],
+        "cycle_kind": np.array([cycle.kind for cycle in cycles], dtype=object)[c],
+        "complete": np.array([cycle.complete for cycle in cycles], dtype=bool)[c],
+        "cycle_start_us": (starts - trace_start)[c],
+        "cycle_ms": ((ends - starts) / 1000)[c],
+        "cycle_phase": np.array([*PHASE_CODES, IDLE], dtype=object)[p],
+        "kernel_class": np.array([*CLASS_CODES, IDLE], dtype=object)[k],
+        "duration_ms": duration / 1000,
+        "union_ms": union / 1000,
+        "kernels": kernels,
+        "attribution": attribution,
+    }
 
 
 def kernel_rows(events: RankEvents, attribution: Attribution) -> list[dict[str, Any]]:
@@ -538,9 +541,10 @@ def kernel_rows(events: RankEvents, attribution: Attribution) -> list[dict[str, 
     if len(kernels) == 0:
         return []
     durations = (kernels.end - kernels.start) / 1000
-    group_keys = np.stack([kernels.name, attribution.kernel_class, attribution.phase])
-    groups, group_of = np.unique(group_keys, axis=1, return_inverse=True)
-    group_of = group_of.reshape(-1)
+    n_phases, n_classes = len(PHASE_CODES), len(CLASS_CODES)
+    combined = (kernels.name * n_classes + attribution.kernel_class) * n_phases + attribution.phase
+    distinct, group_of = np.unique(combined, return_inverse=True)
+    groups = np.stack([distinct // (n_classes * n_phases), distinct // n_phases % n_classes, distinct % n_phases])
     order = np.lexsort((durations, group_of))
     sorted_durations = durations[order]
     counts = np.bincount(group_of, minlength=groups.shape[1])
@@ -571,33 +575,36 @@ def kernel_rows(events: RankEvents, attribution: Attribution) -> list[dict[str, 
 # --- summaries -----------------------------------------------------------------------------------
 
 STEP_KINDS = (SPECULATIVE, DECODE_STEP)
+C_COMMUNICATION = CLASS_CODES.index(COMMUNICATION)
 
 
-def summarize_rank(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Medians over a rank's complete decode/speculative cycles (rows as ``cycle_rows`` makes them)."""
-    per_cycle: dict[int, dict[str, float]] = {}
-    for row in rows:
-        if row["cycle_kind"] not in STEP_KINDS or not row["complete"]:
-            continue
-        cycle = per_cycle.setdefault(row["cycle_idx"], {"cycle": row["cycle_ms"], "verify": 0.0, "verify_comm": 0.0})
-        if row["cycle_phase"] == VERIFY:
-            cycle["verify"] += row["duration_ms"]
-            if row["kernel_class"] == COMMUNICATION:
-                cycle["verify_comm"] += row["duration_ms"]
-    cycles = list(per_cycle.values())
-    verify_total = sum(c["verify"] for c in cycles)
+def summarize_times(times: CycleTimes) -> dict[str, Any]:
+    """A rank's medians over its complete decode/speculative cycles."""
+    steps = np.array([cycle.kind in STEP_KINDS for cycle in times.cycles], dtype=bool)
+    counted = steps & np.array([cycle.complete for cycle in times.cycles], dtype=bool)
+    cycle_ms = _f64([(cycle.end - cycle.start) / 1000 for cycle in times.cycles])
+    verify_ms = times.exclusive[:, P_VERIFY, :].sum(axis=1) / 1000
+    verify_comm_ms = times.exclusive[:, P_VERIFY, C_COMMUNICATION] / 1000
+    return summarize_cycles(cycle_ms[counted], verify_ms[counted], verify_comm_ms[counted], cycles=int(steps.sum()))
 
-    def middle(key: str) -> float | None:
-        return median(c[key] for c in cycles) if cycles else None
+
+def summarize_cycles(
+    cycle_ms: np.ndarray, verify_ms: np.ndarray, verify_comm_ms: np.ndarray, *, cycles: int
+) -> dict[str, Any]:
+    """Medians over the given (complete) cycles; the SQL view ``cycle_rank_summary`` computes the same."""
+    has_verify = bool(verify_ms.size and verify_ms.sum() > 0)
+
+    def middle(values: np.ndarray) -> float | None:
+        return float(np.median(values)) if values.size else None
 
     return {
-        "cycles": len({row["cycle_idx"] for row in rows if row["cycle_kind"] in STEP_KINDS}),
-        "complete_cycles": len(cycles),
-        "median_cycle_ms": middle("cycle"),
-        "max_cycle_ms": max((c["cycle"] for c in cycles), default=None),
-        "median_verify_ms": middle("verify") if verify_total else None,
-        "median_verify_comm_ms": middle("verify_comm") if verify_total else None,
-        "verify_comm_share": sum(c["verify_comm"] for c in cycles) / verify_total if verify_total else None,
+        "cycles": cycles,
+        "complete_cycles": int(cycle_ms.size),
+        "median_cycle_ms": middle(cycle_ms),
+        "max_cycle_ms": float(cycle_ms.max()) if cycle_ms.size else None,
+        "median_verify_ms": middle(verify_ms) if has_verify else None,
+        "median_verify_comm_ms": middle(verify_comm_ms) if has_verify else None,
+        "verify_comm_share": float(verify_comm_ms.sum() / verify_ms.sum()) if has_verify else None,
     }
 
 

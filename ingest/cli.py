@@ -17,7 +17,8 @@ from ingest.progress import ProgressBar
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     db = store.resolve_db_path(args.db)
-    options = ParseOptions(year=args.year, engine=args.engine)
+    extra = {"trace_rules": str(args.trace_rules)} if args.trace_rules else {}
+    options = ParseOptions(year=args.year, engine=args.engine, extra=extra)
 
     bars: list[ProgressBar] = []
 
@@ -116,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--clock-skew", type=float, metavar="SECONDS",
         help="tolerance when matching benchmark runs to log lines by time (stored; default 2)",
     )
+    ingest.add_argument(
+        "--trace-rules", metavar="FILE",
+        help="JSON/TOML file of extra kernel-class and phase patterns for profiler traces (docs/breakdown.md)",
+    )
     ingest.add_argument("--replace", action="store_true", help="swap an already-ingested file's rows for a fresh parse")
     ingest.add_argument("--show-warnings", type=int, default=5, metavar="N", help="warnings to print per file")
     ingest.set_defaults(func=cmd_ingest)
@@ -145,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     except IngestError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(
+            "\ninterrupted: files reported as loaded are in the store; the file in progress was not written",
+            file=sys.stderr,
+        )
+        return 130
 
 
 if __name__ == "__main__":

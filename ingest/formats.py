@@ -41,12 +41,17 @@ def registered_formats() -> list[Format]:
         bench_one_batch,
         bench_serving,
         bench_table,
+        cycle_timing,
+        kineto,
         send_one,
         sglang_log,
         vllm_bench,
+        vllm_log,
     )
 
     return [
+        kineto.FORMAT,  # a trace JSON must not be claimed by the benchmark-JSON sniffers
+        cycle_timing.FORMAT,
         bench_serving.FORMAT,
         bench_one_batch.FORMAT,
         vllm_bench.FORMAT,
@@ -55,6 +60,7 @@ def registered_formats() -> list[Format]:
         vllm_bench.SUMMARY_FORMAT,
         bench_table.FORMAT,
         send_one.FORMAT,
+        vllm_log.FORMAT,
         sglang_log.FORMAT,
     ]
 

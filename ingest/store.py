@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -46,8 +47,15 @@ def is_lock_error(error: Exception) -> bool:
     return "lock" in text and ("conflicting" in text or "could not set" in text)
 
 
-def open_with_retry(db_path: Path, *, read_only: bool, wait_s: float = LOCK_WAIT_S) -> duckdb.DuckDBPyConnection:
-    """Open the store, waiting with backoff while another process holds the lock."""
+def lock_holder(error: Exception) -> str:
+    """`` (PID 4722: /usr/bin/python3)`` from DuckDB's lock message, so the user knows whom to wait for."""
+    found = re.search(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)", str(error))
+    return f" (PID {found['pid']}: {found['program']})" if found else ""
+
+
+def open_with_retry(db_path: Path, *, read_only: bool, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
+    """Open the store, waiting with backoff while another process holds the lock (``LOCK_WAIT_S`` by default)."""
+    wait_s = LOCK_WAIT_S if wait_s is None else wait_s
     deadline = time.monotonic() + wait_s
     delay = 0.02
     while True:
@@ -59,7 +67,7 @@ def open_with_retry(db_path: Path, *, read_only: bool, wait_s: float = LOCK_WAIT
             if time.monotonic() >= deadline:
                 raise StoreBusy(
                     db_path,
-                    f"the store stayed locked by another process for {wait_s:.0f} s",
+                    f"the store stayed locked by another process{lock_holder(error)} for {wait_s:g} s",
                     hint="wait for the other ingest to finish, or stop the process holding it",
                 ) from error
             time.sleep(delay)

@@ -154,6 +154,91 @@ BENCH_REQUESTS = pa.schema(
     ]
 )
 
+# Trace breakdown (ingest/parsers/kineto.py, ingest/parsers/cycle_timing.py; docs/breakdown.md).
+# ``phase``/``variant`` are the experiment labels (--phase/--variant); the speculative
+# phase of a cycle is ``cycle_phase`` (the public view ``cycle_breakdown`` calls it ``phase``).
+CYCLE_PHASE_TIMES = pa.schema(
+    [
+        ("session_key", pa.int32()),
+        ("phase", pa.string()),
+        ("variant", pa.string()),
+        ("rank", pa.int32()),
+        ("cycle_idx", pa.int32()),
+        ("cycle_kind", pa.string()),
+        ("complete", pa.bool_()),
+        ("cycle_start_us", pa.float64()),
+        ("cycle_ms", pa.float64()),
+        ("cycle_phase", pa.string()),
+        ("kernel_class", pa.string()),
+        ("duration_ms", pa.float64()),
+        ("union_ms", pa.float64()),
+        ("kernels", pa.int64()),
+        ("attribution", pa.string()),
+        ("extra", pa.string()),
+    ]
+)
+
+TRACE_KERNELS = pa.schema(
+    [
+        ("phase", pa.string()),
+        ("variant", pa.string()),
+        ("rank", pa.int32()),
+        ("name", pa.string()),
+        ("kernel_class", pa.string()),
+        ("cycle_phase", pa.string()),
+        ("count", pa.int64()),
+        ("total_ms", pa.float64()),
+        ("mean_ms", pa.float64()),
+        ("p50_ms", pa.float64()),
+        ("p99_ms", pa.float64()),
+        ("max_ms", pa.float64()),
+    ]
+)
+
+TRACE_RANKS = pa.schema(
+    [
+        ("phase", pa.string()),
+        ("variant", pa.string()),
+        ("rank", pa.int32()),
+        ("world_size", pa.int32()),
+        ("tp_rank", pa.int32()),
+        ("dp_rank", pa.int32()),
+        ("pp_rank", pa.int32()),
+        ("ep_rank", pa.int32()),
+        ("stage", pa.string()),
+        ("profile_id", pa.string()),
+        ("merged", pa.bool_()),
+        ("file_name", pa.string()),
+        ("gpu_name", pa.string()),
+        ("time_base", pa.string()),
+        ("time_unit_note", pa.string()),
+        ("trace_start_at", TS),
+        ("span_ms", pa.float64()),
+        ("events_read", pa.int64()),
+        ("kernels", pa.int64()),
+        ("memory_ops", pa.int64()),
+        ("launches_matched", pa.int64()),
+        ("attributed_share", pa.float64()),
+        ("phase_source", pa.string()),
+        ("busy_ms", pa.float64()),
+        ("idle_ms", pa.float64()),
+        ("communication_ms", pa.float64()),
+        ("attention_ms", pa.float64()),
+        ("gemm_ms", pa.float64()),
+        ("moe_ms", pa.float64()),
+        ("memcpy_ms", pa.float64()),
+        ("other_kernel_ms", pa.float64()),
+        ("cycles", pa.int32()),
+        ("complete_cycles", pa.int32()),
+        ("median_cycle_ms", pa.float64()),
+        ("max_cycle_ms", pa.float64()),
+        ("median_verify_ms", pa.float64()),
+        ("median_verify_comm_ms", pa.float64()),
+        ("verify_comm_share", pa.float64()),
+        ("extra", pa.string()),
+    ]
+)
+
 SCHEMAS: dict[str, pa.Schema] = {
     "sessions": SESSIONS,
     "bench_runs": BENCH_RUNS,
@@ -162,6 +247,9 @@ SCHEMAS: dict[str, pa.Schema] = {
     "prefill_stats": PREFILL_STATS,
     "bench_serving": BENCH_SERVING,
     "bench_requests": BENCH_REQUESTS,
+    "cycle_phase_times": CYCLE_PHASE_TIMES,
+    "trace_kernels": TRACE_KERNELS,
+    "trace_ranks": TRACE_RANKS,
 }
 
 

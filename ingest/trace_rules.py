@@ -91,7 +91,7 @@ KERNEL_CLASS_RULES: tuple[KernelClassRule, ...] = (
     ),
     KernelClassRule(
         GEMM,
-        r"gemm|gemv|matmul|cublas|cutlass|xmma|nvjet|addmm|(?<![a-z])b?mm(?![a-z])|splitk|convolv|conv[123]d|winograd",
+        r"(?<!fb)gemm|gemv|matmul|cublas|cutlass|xmma|nvjet|addmm|(?<![a-z])b?mm(?![a-z])|splitk|convolv|conv[123]d|winograd",
         "dense matmul and convolution",
     ),
 )

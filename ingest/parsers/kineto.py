@@ -6,10 +6,9 @@ sglang.profiler``), named ``<profile_id>-TP-<r>[-DP-<d>][-PP-<p>][-EP-<e>][-<sta
 ``merged-<profile_id>.trace.json.gz`` holds all ranks with pids rewritten to
 ``[TP01-DP00] <pid>``. Any ``torch.profiler`` export reads the same way.
 
-What is read: the ``traceEvents`` array, streamed in chunks with bounded memory
-(real traces reach 1 GB per rank): a vectorised scan finds event boundaries
-outside strings, msgspec decodes each chunk into typed events, and only what the
-breakdown needs is kept, in compact columns: GPU kernels, ``gpu_memcpy`` /
+What is read: the ``traceEvents`` array, streamed with bounded memory by
+``ingest/parsers/trace_stream.py`` (real traces reach 1 GB per rank), keeping only
+what the breakdown needs, in compact columns: GPU kernels, ``gpu_memcpy`` /
 ``gpu_memset``, launches (``cuda_runtime``/``cuda_driver`` with a correlation id),
 and range events that are phase markers (``user_annotation``, ``python_function``,
 ``gpu_user_annotation`` matching ``ingest/trace_rules.py``). From the rest of the
@@ -25,19 +24,16 @@ that are not phase markers. The analysis lives in ``ingest/breakdown.py``;
 from __future__ import annotations
 
 import json
-import math
 import re
-import zlib
 from array import array
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-import msgspec
 import numpy as np
+import pyarrow as pa
 
 from ingest.breakdown import (
     KERNEL_CATEGORIES,
@@ -52,16 +48,13 @@ from ingest.breakdown import (
 from ingest.errors import MalformedInput
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
+from ingest.parsers.trace_stream import TraceEvent, TraceEventStream, TraceMeta
 from ingest.reader import open_binary
-from ingest.tables import table_from_rows
+from ingest.tables import SCHEMAS, table_from_rows
 from ingest.trace_rules import CPU_RANGE_CATEGORIES, GPU_RANGE_CATEGORIES, TraceRules, rules_for
 
 KIND = "kineto_trace"
-BLOCK_BYTES = 8 << 20
-METADATA_LIMIT = 256 << 20  # bytes of document outside traceEvents we are willing to hold
-MAX_EVENT_WARNINGS = 20
 NO_GPU_EVENTS = "no GPU kernel events: was the profiler run with activities=['CPU','GPU']?"
-TRACE_HINT = "expected a PyTorch profiler (Kineto) Chrome-trace JSON with a traceEvents array, .json or .json.gz"
 
 # event category -> what it is to us (categories are matched lower-cased; old exports capitalise them)
 KERNEL, MEMCPY, MEMSET, LAUNCH, CPU_RANGE, GPU_RANGE = "kernel", "gpu_memcpy", "gpu_memset", "launch", "cpu_range", "gpu_range"
@@ -109,226 +102,6 @@ def sniff(head: bytes) -> bool:
     return bool(BARE_ARRAY_EVENT.match(head))
 
 
-# --- streaming the traceEvents array ------------------------------------------------------------
-
-class EventArgs(msgspec.Struct):
-    correlation: int | None = None
-    stream: int | None = None
-    device: int | None = None
-
-
-class TraceEvent(msgspec.Struct):
-    ph: str = ""
-    cat: str = ""
-    name: str = ""
-    pid: int | str | None = None
-    tid: int | str | None = None
-    ts: float | None = None
-    dur: float | None = None
-    args: EventArgs | None = None
-
-
-class TraceMeta(msgspec.Struct):
-    distributedInfo: dict[str, Any] | None = None
-    deviceProperties: list[dict[str, Any]] | None = None
-    baseTimeNanoseconds: int | None = None
-    displayTimeUnit: str | None = None
-    traceName: str | None = None
-    schemaVersion: int | None = None
-
-
-CHUNK_DECODER = msgspec.json.Decoder(list[TraceEvent])
-EVENT_DECODER = msgspec.json.Decoder(TraceEvent)
-META_DECODER = msgspec.json.Decoder(TraceMeta)
-
-_STRUCTURAL = np.zeros(256, dtype=bool)
-_STRUCTURAL[list(b"{}[]")] = True
-_DEPTH_STEP = np.zeros(256, dtype=np.int64)
-_DEPTH_STEP[list(b"{[")] = 1
-_DEPTH_STEP[list(b"}]")] = -1
-QUOTE, BACKSLASH, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET = 34, 92, 123, 125, 91
-
-
-def structure(buffer: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positions of ``{}[]`` outside strings, their byte, and the nesting depth after each.
-
-    The buffer must start outside a string at depth 0 (the caller adds its depth).
-    Quotes preceded by an odd run of backslashes are escaped and do not toggle strings.
-    """
-    data = np.frombuffer(buffer, dtype=np.uint8)
-    quotes = np.flatnonzero(data == QUOTE)
-    backslashes = np.flatnonzero(data == BACKSLASH)
-    if backslashes.size:
-        breaks = np.flatnonzero(np.diff(backslashes) != 1)
-        run_start = backslashes[np.r_[0, breaks + 1]]
-        run_end = backslashes[np.r_[breaks, backslashes.size - 1]]
-        after = run_end + 1
-        odd = ((run_end - run_start) % 2 == 0) & (after < data.size)
-        escaped = after[odd][data[after[odd]] == QUOTE]
-        if escaped.size:
-            quotes = np.setdiff1d(quotes, escaped, assume_unique=True)
-    positions = np.flatnonzero(_STRUCTURAL[data])
-    positions = positions[(np.searchsorted(quotes, positions) & 1) == 0]
-    chars = data[positions]
-    return positions, chars, np.cumsum(_DEPTH_STEP[chars])
-
-
-@dataclass
-class ScanState:
-    """Where the scan is: before the array (header), inside it, or after it (footer)."""
-
-    mode: str = "header"
-    events_depth: int = 0  # depth inside the traceEvents array (2 in {"traceEvents": [...]}, 1 in a bare array)
-    header: bytes = b""
-    footer: list[bytes] = field(default_factory=list)
-    footer_bytes: int = 0
-    bytes_read: int = 0
-    lines_before: int = 1  # line number at the start of the carried buffer
-
-
-class TraceEventStream:
-    """Yield decoded chunks of trace events from a (decompressed) byte stream, memory bounded by the block size."""
-
-    def __init__(self, path: Path, stream: BinaryIO, parsed: ParsedSource, block_bytes: int = BLOCK_BYTES) -> None:
-        self.path = path
-        self.stream = stream
-        self.parsed = parsed
-        self.block_bytes = block_bytes
-        self.state = ScanState()
-        self.events_read = 0
-        self.bad_events = 0
-
-    def chunks(self) -> Iterator[list[TraceEvent]]:
-        carry = b""
-        while block := self.read_block():
-            buffer = carry + block if carry else block
-            carry = yield from self.consume(buffer)
-        self.finish(carry)
-
-    def read_block(self) -> bytes:
-        try:
-            block = self.stream.read(self.block_bytes)
-        except (EOFError, OSError, zlib.error) as error:
-            raise MalformedInput(
-                self.path,
-                f"corrupt or truncated gzip after {self.state.bytes_read:,} bytes ({error})",
-                hint="re-copy the trace; `gzip -t FILE` checks it",
-            ) from error
-        self.state.bytes_read += len(block)
-        return block
-
-    def consume(self, buffer: bytes) -> Iterator[list[TraceEvent]]:
-        """Yield the complete events in ``buffer``; return what must be carried into the next block."""
-        state = self.state
-        if state.mode == "header":
-            start = self.find_events_start(buffer)
-            if start is None:
-                if len(buffer) > METADATA_LIMIT:
-                    raise MalformedInput(self.path, f"no traceEvents array in the first {METADATA_LIMIT >> 20} MB", hint=TRACE_HINT)
-                return buffer
-            state.header, buffer = buffer[:start], buffer[start:]
-            state.lines_before += state.header.count(b"\n")
-            state.mode = "events"
-        if state.mode == "events":
-            return (yield from self.consume_events(buffer))
-        self.keep_footer(buffer)
-        return b""
-
-    def find_events_start(self, buffer: bytes) -> int | None:
-        """Offset just after the ``[`` that opens the event array, once the header holds it."""
-        positions, chars, depths = structure(buffer)
-        if chars.size and chars[0] == OPEN_BRACKET:
-            self.state.events_depth = 1
-            return int(positions[0]) + 1
-        for index in np.flatnonzero((chars == OPEN_BRACKET) & (depths == 2)):
-            at = int(positions[index])
-            if re.search(rb'"traceEvents"\s*:\s*$', buffer[max(0, at - 64) : at]):
-                self.state.events_depth = 2
-                return at + 1
-        return None
-
-    def consume_events(self, buffer: bytes) -> Iterator[list[TraceEvent]]:
-        state = self.state
-        positions, chars, depths = structure(buffer)
-        depths += state.events_depth
-        closing = np.flatnonzero(depths < state.events_depth)
-        limit = int(closing[0]) if closing.size else positions.size
-        ends = np.flatnonzero((chars[:limit] == CLOSE_BRACE) & (depths[:limit] == state.events_depth))
-        cut = int(positions[ends[-1]]) + 1 if ends.size else 0
-        if cut:
-            yield self.decode_chunk(buffer, cut, positions[:limit], chars[:limit], depths[:limit])
-        if closing.size:
-            state.mode = "footer"
-            self.keep_footer(buffer[int(positions[limit]) :])
-            return b""
-        state.lines_before += buffer.count(b"\n", 0, cut)
-        return buffer[cut:]
-
-    def decode_chunk(
-        self, buffer: bytes, cut: int, positions: np.ndarray, chars: np.ndarray, depths: np.ndarray
-    ) -> list[TraceEvent]:
-        region = buffer[:cut].lstrip(b", \t\r\n")
-        try:
-            events = CHUNK_DECODER.decode(b"[" + region + b"]")
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            events = self.decode_one_by_one(buffer, cut, positions, chars, depths)
-        self.events_read += len(events)
-        return events
-
-    def decode_one_by_one(
-        self, buffer: bytes, cut: int, positions: np.ndarray, chars: np.ndarray, depths: np.ndarray
-    ) -> list[TraceEvent]:
-        """A chunk failed: decode its events separately and skip the bad ones with a warning."""
-        depth = self.state.events_depth
-        starts = positions[(chars == OPEN_BRACE) & (depths == depth + 1)]
-        ends = positions[(chars == CLOSE_BRACE) & (depths == depth)]
-        events = []
-        for begin, end in zip(starts.tolist(), ends.tolist()):
-            if end >= cut:
-                break
-            try:
-                events.append(EVENT_DECODER.decode(buffer[begin : end + 1]))
-            except (msgspec.DecodeError, msgspec.ValidationError) as error:
-                self.skip_bad_event(buffer, begin, str(error))
-        return events
-
-    def skip_bad_event(self, buffer: bytes, offset: int, message: str) -> None:
-        self.bad_events += 1
-        self.parsed.skipped["malformed event"] += 1
-        if self.bad_events <= MAX_EVENT_WARNINGS:
-            line = self.state.lines_before + buffer.count(b"\n", 0, offset)
-            self.parsed.warnings.append(f"{self.path}:{line}: malformed trace event skipped ({message})")
-
-    def keep_footer(self, data: bytes) -> None:
-        self.state.footer.append(data)
-        self.state.footer_bytes += len(data)
-        if self.state.footer_bytes > METADATA_LIMIT:
-            raise MalformedInput(self.path, f"more than {METADATA_LIMIT >> 20} MB after traceEvents", hint=TRACE_HINT)
-
-    def finish(self, carry: bytes) -> None:
-        if self.state.mode == "header":
-            raise MalformedInput(self.path, "no traceEvents array found: not a Chrome/Kineto trace", hint=TRACE_HINT)
-        if self.state.mode == "events":
-            raise MalformedInput(
-                self.path,
-                f"truncated: the traceEvents array never closes ({self.events_read:,} events read)",
-                hint="the profiler may still have been writing; re-export or re-copy the trace",
-            )
-
-    def metadata(self) -> TraceMeta:
-        if self.state.events_depth == 1:
-            return TraceMeta()
-        document = self.state.header + b"]" + b"".join(self.state.footer)[1:]
-        try:
-            return META_DECODER.decode(document)
-        except msgspec.ValidationError as error:
-            raise MalformedInput(self.path, f"unexpected trace metadata ({error})", hint=TRACE_HINT) from error
-        except msgspec.DecodeError as error:
-            raise MalformedInput(
-                self.path, f"the JSON around traceEvents is broken or truncated ({error})", hint="re-copy the trace"
-            ) from error
-
-
 # --- collecting what the breakdown needs ---------------------------------------------------------
 
 class RankCollector:
@@ -336,13 +109,18 @@ class RankCollector:
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self.events = 0
         self.kernel_start, self.kernel_dur = array("d"), array("d")
-        self.kernel_stream, self.kernel_corr, self.kernel_name, self.kernel_cat = array("q"), array("q"), array("q"), array("q")
+        self.kernel_stream, self.kernel_corr, self.kernel_name = array("q"), array("q"), array("q")
+        self.kernel_cat, self.kernel_device = array("q"), array("q")
         self.launch_corr, self.launch_thread, self.launch_ts = array("q"), array("q"), array("d")
         self.cpu = MarkerColumns()
         self.gpu = MarkerColumns()
-        self.devices: Counter[int] = Counter()
+
+    def device(self) -> int | None:
+        """The device most of this rank's kernels ran on (-1 = not stated)."""
+        devices = np.frombuffer(self.kernel_device, dtype=np.int64)
+        devices = devices[devices >= 0]
+        return int(np.bincount(devices).argmax()) if devices.size else None
 
     def to_events(self, rank: int, names: list[str], scale: float) -> RankEvents:
         start = np.frombuffer(self.kernel_start, dtype=np.float64) * scale
@@ -401,7 +179,8 @@ class EventCollector:
         self.pid_cache: dict[Any, tuple[RankCollector, str]] = {}
         self.threads: dict[tuple[str, str, Any], int] = {}
         self.names: dict[str, int] = {}
-        self.ignored: Counter[str] = Counter()
+        self.roles: dict[str, str | None] = {}
+        self.ignored: dict[str, int] = {}
         self.marker_sources: Counter[str] = Counter()
 
     def rank_of(self, pid: Any) -> tuple[RankCollector, str]:
@@ -413,37 +192,52 @@ class EventCollector:
             found = self.pid_cache[pid] = (collector, rest)
         return found
 
+    def role(self, category: str) -> str | None:
+        if category not in self.roles:
+            self.roles[category] = ROLE_BY_CATEGORY.get(category.lower())
+        return self.roles[category]
+
     def add_all(self, events: list[TraceEvent]) -> None:
-        role_of, ignored = ROLE_BY_CATEGORY.get, self.ignored
+        roles, ignored, pid_cache, names = self.roles, self.ignored, self.pid_cache, self.names
         for event in events:
-            role = role_of(event.cat) or role_of(event.cat.lower())
-            collector, pid = self.rank_of(event.pid)
-            collector.events += 1
+            category = event.cat
+            role = roles[category] if category in roles else self.role(category)
             if role is None or event.ph != "X" or event.ts is None:
-                ignored[f"not used: {event.cat or 'ph ' + event.ph}"] += 1
+                reason = category or f"ph {event.ph}"
+                ignored[reason] = ignored.get(reason, 0) + 1
                 continue
+            collector, pid = pid_cache.get(event.pid) or self.rank_of(event.pid)
             if role is LAUNCH:
                 self.add_launch(collector, pid, event)
             elif role is CPU_RANGE or role is GPU_RANGE:
                 self.add_marker(collector, pid, event, role)
-            else:
-                self.add_gpu_activity(collector, pid, event, role)
+            else:  # GPU activity: the hot path, kept inline
+                args = event.args
+                correlation, stream, device = -1, event.tid if type(event.tid) is int else -1, -1
+                if args is not None:
+                    if args.correlation is not None:
+                        correlation = args.correlation
+                    if args.stream is not None:
+                        stream = args.stream
+                    if args.device is not None:
+                        device = args.device
+                name_id = names.get(event.name)
+                if name_id is None:
+                    name_id = names[event.name] = len(names)
+                collector.kernel_start.append(event.ts)
+                collector.kernel_dur.append(event.dur or 0.0)
+                collector.kernel_stream.append(stream)
+                collector.kernel_corr.append(correlation)
+                collector.kernel_name.append(name_id)
+                collector.kernel_cat.append(CATEGORY_CODE[role])
+                collector.kernel_device.append(device)
 
-    def add_gpu_activity(self, collector: RankCollector, pid: str, event: TraceEvent, role: str) -> None:
-        args = event.args or EventArgs()
-        collector.kernel_start.append(event.ts)
-        collector.kernel_dur.append(event.dur or 0.0)
-        collector.kernel_stream.append(stream_of(event))
-        collector.kernel_corr.append(args.correlation if args.correlation is not None else -1)
-        collector.kernel_name.append(self.name_id(event.name))
-        collector.kernel_cat.append(CATEGORY_CODE[role])
-        device = args.device if args.device is not None else int_or_none(pid)
-        if device is not None:
-            collector.devices[device] += 1
+    def skipped(self) -> Counter[str]:
+        return Counter({f"not used: {reason}": count for reason, count in self.ignored.items()})
 
     def add_launch(self, collector: RankCollector, pid: str, event: TraceEvent) -> None:
         if event.args is None or event.args.correlation is None:
-            self.ignored["not used: launch without correlation"] += 1
+            self.ignored["launch without correlation"] = self.ignored.get("launch without correlation", 0) + 1
             return
         collector.launch_corr.append(event.args.correlation)
         collector.launch_thread.append(self.thread_id(collector.label, pid, event.tid))
@@ -452,7 +246,8 @@ class EventCollector:
     def add_marker(self, collector: RankCollector, pid: str, event: TraceEvent, role: str) -> None:
         rule = self.rules.phase_marker(event.name, event.cat.lower())
         if rule is None:
-            self.ignored[f"not used: {event.cat} (not a phase marker)"] += 1
+            reason = f"{event.cat} (not a phase marker)"
+            self.ignored[reason] = self.ignored.get(reason, 0) + 1
             return
         self.marker_sources[rule.source] += 1
         phase = PHASE_CODES.index(rule.phase)
@@ -460,7 +255,8 @@ class EventCollector:
             lane = self.thread_id(collector.label, pid, event.tid)
             collector.cpu.add(lane, event.ts, event.dur or 0.0, phase, rule.priority, rule.source)
         else:
-            collector.gpu.add(stream_of(event), event.ts, event.dur or 0.0, phase, rule.priority, rule.source)
+            stream = event.args.stream if event.args is not None and event.args.stream is not None else event.tid
+            collector.gpu.add(stream if isinstance(stream, int) else -1, event.ts, event.dur or 0.0, phase, rule.priority, rule.source)
 
     def thread_id(self, label: str, pid: str, tid: Any) -> int:
         key = (label, pid, tid)
@@ -468,18 +264,6 @@ class EventCollector:
         if found is None:
             found = self.threads[key] = len(self.threads)
         return found
-
-    def name_id(self, name: str) -> int:
-        found = self.names.get(name)
-        if found is None:
-            found = self.names[name] = len(self.names)
-        return found
-
-
-def stream_of(event: TraceEvent) -> int:
-    if event.args is not None and event.args.stream is not None:
-        return event.args.stream
-    return event.tid if isinstance(event.tid, int) else -1
 
 
 def int_or_none(value: Any) -> int | None:
@@ -573,10 +357,9 @@ def clock_origin(meta: TraceMeta, largest_us: float) -> tuple[str, float | None]
     return "relative, origin unknown", None
 
 
-def gpu_name(meta: TraceMeta, devices: Counter[int]) -> str | None:
-    if not meta.deviceProperties or not devices:
+def gpu_name(meta: TraceMeta, device: int | None) -> str | None:
+    if not meta.deviceProperties:
         return None
-    device = devices.most_common(1)[0][0]
     for entry in meta.deviceProperties:
         if entry.get("id") == device:
             return entry.get("name")
@@ -588,6 +371,29 @@ def gpu_name(meta: TraceMeta, devices: Counter[int]) -> str | None:
 def parse(path: Path, options: ParseOptions) -> ParsedSource:
     parsed = ParsedSource(kind=KIND, engine="pytorch")
     rules = rules_for(options.extra)
+    collector, meta = read_events(path, rules, parsed)
+    ranks = ranks_with_kernels(path, collector, parsed)
+    basis = time_basis(path, meta, ranks, parsed)
+    names = sorted(collector.names, key=collector.names.__getitem__)
+    assigned = assign_ranks(path, meta, facts_from_name(path.name), ranks, parsed)
+    labels = {key: options.extra.get(key) for key in ("phase", "variant")}
+    cycle_tables, kernel_rows, rank_rows = [], [], []
+    for rank_collector, (rank, rank_facts) in zip(ranks, assigned):
+        result = analyze_rank(rank_collector.to_events(rank, names, basis.scale), rules)
+        cycle_tables.append(table_from_columns("cycle_phase_times", {**result.cycle_columns, **labels}))
+        kernel_rows += [{**row, **labels} for row in result.kernel_rows]
+        facts = rank_row(path, meta, basis, rank_facts, rank_collector, result, collector.marker_sources, parsed.lines_read)
+        rank_rows.append({**facts, **labels})
+    parsed.tables = {
+        "cycle_phase_times": pa.concat_tables(cycle_tables),
+        "trace_kernels": table_from_rows("trace_kernels", kernel_rows),
+        "trace_ranks": table_from_rows("trace_ranks", rank_rows),
+    }
+    return parsed
+
+
+def read_events(path: Path, rules: TraceRules, parsed: ParsedSource) -> tuple[EventCollector, TraceMeta]:
+    """Stream the file once, keeping what the breakdown needs; the document's metadata at the end."""
     collector = EventCollector(rules)
     with open_binary(path) as stream:
         reader = TraceEventStream(path, stream, parsed)
@@ -595,31 +401,37 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
             collector.add_all(chunk)
         meta = reader.metadata()
     parsed.lines_read = reader.events_read
-    parsed.skipped.update(collector.ignored)
+    parsed.skipped.update(collector.skipped())
+    if not collector.marker_sources:
+        parsed.warnings.append(
+            f"{path}: no phase markers (step[...] spans or EAGLE worker stack events): all GPU time is 'unattributed'"
+        )
+    return collector, meta
+
+
+def ranks_with_kernels(path: Path, collector: EventCollector, parsed: ParsedSource) -> list[RankCollector]:
     ranks = [c for c in collector.ranks.values() if len(c.kernel_start)]
     if not ranks:
         raise MalformedInput(path, NO_GPU_EVENTS, hint="profile with GPU activities (SGLang's default is CPU and GPU)")
     for empty in (c for c in collector.ranks.values() if not len(c.kernel_start) and c.label):
         parsed.warnings.append(f"{path}: rank [{empty.label}] has no GPU kernel events; left out")
-    basis = time_basis(path, meta, ranks, parsed)
-    names = sorted(collector.names, key=collector.names.__getitem__)
-    facts = facts_from_name(path.name)
-    assigned = assign_ranks(path, meta, facts, ranks, parsed)
-    if not collector.marker_sources:
-        parsed.warnings.append(
-            f"{path}: no phase markers (step[...] spans or EAGLE worker stack events): all GPU time is 'unattributed'"
-        )
-    tables: dict[str, list[dict[str, Any]]] = {"cycle_phase_times": [], "trace_kernels": [], "trace_ranks": []}
-    labels = {key: options.extra.get(key) for key in ("phase", "variant")}
-    for rank_collector, (rank, rank_facts) in zip(ranks, assigned):
-        result = analyze_rank(rank_collector.to_events(rank, names, basis.scale), rules)
-        tables["cycle_phase_times"] += [{**row, **labels} for row in result.cycle_rows]
-        tables["trace_kernels"] += [{**row, **labels} for row in result.kernel_rows]
-        tables["trace_ranks"].append(
-            {**rank_row(path, meta, basis, rank_facts, rank_collector, result, collector.marker_sources), **labels}
-        )
-    parsed.tables = {name: table_from_rows(name, rows) for name, rows in tables.items()}
-    return parsed
+    return ranks
+
+
+def table_from_columns(name: str, columns: dict[str, Any]) -> pa.Table:
+    """Like ``table_from_rows`` for columnar data; a scalar fills the column, NaN in a float column is null."""
+    schema = SCHEMAS[name]
+    length = next(len(v) for v in columns.values() if isinstance(v, (np.ndarray, list)))
+    arrays = []
+    for column in schema:
+        values = columns.get(column.name)
+        if values is None:
+            arrays.append(pa.nulls(length, column.type))
+        elif isinstance(values, (np.ndarray, list)):
+            arrays.append(pa.array(values, type=column.type, from_pandas=True))
+        else:
+            arrays.append(pa.array([values] * length, type=column.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def assign_ranks(
@@ -650,6 +462,7 @@ def rank_row(
     collector: RankCollector,
     result: RankBreakdown,
     marker_sources: Counter[str],
+    events_read: int,
 ) -> dict[str, Any]:
     info = meta.distributedInfo or {}
     attribution = result.attribution
@@ -671,12 +484,12 @@ def rank_row(
         "profile_id": facts.profile_id,
         "merged": facts.merged,
         "file_name": path.name,
-        "gpu_name": gpu_name(meta, collector.devices),
+        "gpu_name": gpu_name(meta, collector.device()),
         "time_base": basis.base,
         "time_unit_note": basis.unit_note,
         "trace_start_at": start_at,
         "span_ms": result.span_ms,
-        "events_read": collector.events,
+        "events_read": events_read,
         "kernels": int(np.sum(categories == CATEGORY_CODE[KERNEL])),
         "memory_ops": int(np.sum(categories != CATEGORY_CODE[KERNEL])),
         "launches_matched": attribution.launches_found,

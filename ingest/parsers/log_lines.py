@@ -2,7 +2,8 @@
 
 A server log line is ``[wrapper][prefix]message``:
 
-* wrapper — added by whatever captured the output: docker compose
+* wrapper — added by whatever captured the output: a tqdm bar left before the line
+  (by a carriage return, or glued on), docker compose
   (``llm0-1  | ``), Ray (``(SGLangEngine pid=123, ip=10.0.0.1) ``), vLLM's own
   process tags (``(APIServer pid=1) ``), ``kubectl logs --timestamps``
   (``2025-10-20T03:02:22.123456789Z ``), ANSI colour codes;
@@ -20,10 +21,12 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -33,14 +36,18 @@ from ingest.errors import MalformedInput
 from ingest.reader import open_binary
 
 ProgressCallback = Callable[[int, int], None]
+Result = TypeVar("Result")
 
 BLOCK_BYTES = 8 * 1024 * 1024
+WORKERS = 2  # numpy and Arrow release the GIL: two blocks are scanned at once
 
 ANSI = r"(?:\x1b\[[0-9;]*m)"
 WRAPPER = (
+    r"(?:[^\r\n]*\r)?"  # a progress bar overwritten by a carriage return
+    r"(?:\s*\d+%[^\[\r\n]*\[[^\]]*(?:it/s|s/it)\])?"  # ... or glued before the line (tqdm without a newline)
     rf"{ANSI}*"
     r"(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z? )?"  # kubectl logs --timestamps
-    rf"(?:[\w.-]+ +\| ?{ANSI}*)?"  # docker compose service column
+    rf"(?:[\w.-]+ +\|(?: |{ANSI})*)?"  # docker compose service column
     r"(?:\([\w.:-]+(?: pid=\d+)?(?:, ip=[^)]*)?\) +)?"  # Ray actor / vLLM process tag
 )
 
@@ -71,8 +78,8 @@ TAG_GROUPS = ("b_tags", "c_tags")
 RANK_TAG = re.compile(r"([A-Z][A-Z_]*?)(\d+)")
 RANK_COLUMNS = {"DP": "dp_rank", "TP": "tp_rank"}
 
-# A date anywhere near the start of a line: to date ``[HH:MM:SS]`` lines and vLLM's year-less stamps.
-ANY_DATE = re.compile(r"^(?:.{0,80}?\D)?(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)[ T]\d\d:\d\d")
+# A date and time near the start of a line: to date ``[HH:MM:SS]`` lines and vLLM's year-less stamps.
+ANY_DATE = re.compile(r"^(?:.{0,80}?\D)?(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)[ T](?P<hm>\d\d:\d\d)")
 
 # Lines that are not stats or config, by kind: first match wins. Applied to the whole line.
 NOISE_KINDS: tuple[tuple[str, str], ...] = (
@@ -83,7 +90,7 @@ NOISE_KINDS: tuple[tuple[str, str], ...] = (
         "noise: traceback",
         r"^(?:\S+ +\| ?)?(?:Traceback \(most recent call last\)|\s+File \"[^\"]+\", line \d+|\s+\^+~*\s*$|"
         r"During handling of the above exception|The above exception was the direct cause|"
-        r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|$)| {4})",
+        r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|\s*$)| {4})",
     ),
     ("noise: profiler", r"(?i)profil|torch_profiles|trace\.json"),
 )
@@ -143,19 +150,41 @@ def iter_blocks(
         on_progress(total, total)
 
 
+def map_blocks(
+    path: Path, scan: Callable[[bytes, int], Result], on_progress: ProgressCallback | None = None
+) -> list[Result]:
+    """``scan(block_bytes, first_line_no)`` for every block, on worker threads, results in file order.
+
+    At most ``WORKERS + 1`` blocks are held at once, so memory does not grow with the file.
+    """
+    results: list[Result] = []
+    pending: deque[Future[Result]] = deque()
+    next_line_no = 1
+    with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="log-block") as pool:
+        for data in iter_blocks(path, on_progress):
+            pending.append(pool.submit(scan, data, next_line_no))
+            next_line_no += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+            while len(pending) > WORKERS:
+                results.append(pending.popleft().result())
+        results.extend(future.result() for future in pending)
+    return results
+
+
 @dataclass(frozen=True)
 class Block:
     """A run of whole lines held once in memory; lines are addressed by byte offsets.
 
-    ``lines`` are zero-copy Arrow views of ``data`` without their line breaks, so
+    ``lines`` is a zero-copy Arrow view of ``data``, one element per line *with*
+    its line break (patterns that anchor at the end allow for ``\\r?\\n?``), so
     Arrow compute (find_substring, match_substring_regex, ...) runs over a whole
-    block at once instead of a Python loop per line.
+    block at once instead of a Python loop per line. ``starts``/``ends`` give each
+    line's content without the line break.
     """
 
     data: bytes
     array: np.ndarray  # uint8 view of data
     starts: np.ndarray  # int64: first byte of each line
-    ends: np.ndarray  # int64: one past its last byte, without "\r\n"
+    ends: np.ndarray  # int64: one past its last byte, without "\\r\\n"
     lines: pa.StringArray
     first_line_no: int  # 1-based number of the first line in the file
 
@@ -172,7 +201,6 @@ class Block:
 
 
 def make_block(data: bytes, first_line_no: int) -> Block:
-    data = valid_utf8(data)
     array = np.frombuffer(data, dtype=np.uint8)
     offsets = np.concatenate(([0], np.flatnonzero(array == 10) + 1))
     if offsets[-1] != len(data):
@@ -181,7 +209,11 @@ def make_block(data: bytes, first_line_no: int) -> Block:
     ends = offsets[1:].astype(np.int64)
     ends -= (ends > starts) & (array[np.maximum(ends - 1, 0)] == 10)
     ends -= (ends > starts) & (array[np.maximum(ends - 1, 0)] == 13)
-    lines = substrings(pa.py_buffer(data), starts, ends)
+    lines = pa.StringArray.from_buffers(len(starts), pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data))
+    try:
+        lines.validate(full=True)  # UTF-8 check in C++, ~20x faster than bytes.decode
+    except pa.ArrowInvalid:
+        return make_block(data.decode("utf-8", errors="replace").encode("utf-8"), first_line_no)
     return Block(data, array, starts, ends, lines, first_line_no)
 
 
@@ -197,17 +229,6 @@ def substrings(buffer: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> pa.St
     keep = np.zeros(2 * count - 1, dtype=bool)
     keep[0::2] = True
     return pieces.filter(pa.array(keep))
-
-
-def valid_utf8(block: bytes) -> bytes:
-    """The block unchanged when it is UTF-8, else with undecodable bytes replaced by U+FFFD."""
-    if not (np.frombuffer(block, dtype=np.uint8) >= 0x80).any():
-        return block
-    try:
-        block.decode("utf-8")
-    except UnicodeDecodeError:
-        return block.decode("utf-8", errors="replace").encode("utf-8")
-    return block
 
 
 def count_noise(lines: pa.StringArray) -> Counter[str]:
@@ -242,26 +263,30 @@ _OTHER_LOG_LINE = re.compile(OTHER_LOG_LINE_PATTERN)
 
 
 def last_date(block: Block) -> str | None:
-    """The date of the last line in the block that carries one."""
+    """``YYYY-MM-DD HH:MM`` of the last line in the block that carries a date."""
     for index in range(block.size - 1, max(block.size - 64, -1), -1):
         found = ANY_DATE.match(block.line_text(index))
         if found:
-            return f"{found['y']}-{found['m']}-{found['d']}"
+            return _anchor(found)
     dated = pc.match_substring_regex(block.lines, ANY_DATE.pattern).to_numpy(zero_copy_only=False)
     hits = np.flatnonzero(dated)
     if len(hits) == 0:
         return None
     found = ANY_DATE.match(block.line_text(int(hits[-1])))
-    return f"{found['y']}-{found['m']}-{found['d']}" if found else None
+    return _anchor(found) if found else None
 
 
 def dates_before(block: Block, carried: str | None) -> list[str | None]:
-    """For each line, the date of the closest dated line at or before it (``carried`` from earlier blocks)."""
+    """For each line, ``YYYY-MM-DD HH:MM`` of the closest dated line at or before it (``carried`` from earlier blocks)."""
     extracted = pc.extract_regex(block.lines, ANY_DATE.pattern)
     result: list[str | None] = []
     current = carried
     for found in extracted.to_pylist():
         if found:
-            current = f"{found['y']}-{found['m']}-{found['d']}"
+            current = _anchor(found)
         result.append(current)
     return result
+
+
+def _anchor(found: re.Match[str] | dict[str, str]) -> str:
+    return f"{found['y']}-{found['m']}-{found['d']} {found['hm']}"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from typing import Any
 
 NAMED_CONSTANTS: dict[str, Any] = {
@@ -85,7 +86,7 @@ def parse_dict_repr(text: str) -> dict[str, Any]:
 def node_value(node: ast.expr, source: str) -> Any:
     """The Python value of a literal node; the source text of anything else."""
     try:
-        return ast.literal_eval(node)
+        return _as_json_like(ast.literal_eval(node))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         pass
     if isinstance(node, ast.Name) and node.id in NAMED_CONSTANTS:
@@ -104,6 +105,15 @@ def node_value(node: ast.expr, source: str) -> Any:
     return ast.get_source_segment(source, node) or ast.unparse(node)
 
 
+def _as_json_like(value: Any) -> Any:
+    """Tuples and sets become lists, so a config reads the same once stored as JSON."""
+    if isinstance(value, (tuple, list, set, frozenset)):
+        return [_as_json_like(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _as_json_like(item) for key, item in value.items()}
+    return value
+
+
 def _dict_key(node: ast.expr | None, source: str) -> Any:
     if node is None:  # ``{**other}``
         return "**"
@@ -120,7 +130,7 @@ def _callable_name(func: ast.expr, source: str) -> str | None:
 
 def _tolerant_call(text: str) -> tuple[str | None, dict[str, Any]]:
     name, _, body = text.partition("(")
-    if not body or not name.strip().replace(".", "").replace("_", "").isalnum():
+    if not body or not re.fullmatch(r"[\w.]+", name.strip()):
         raise ReprError(f"not a Name(key=value, ...) repr: {text[:60]!r}")
     body = _strip_closing(body, ")")
     values: dict[str, Any] = {}

@@ -2,22 +2,27 @@
 stats lines and the ``server_args=`` configuration dump.
 
 Where it comes from: ``python -m sglang.launch_server ...`` writes these to
-stderr (often captured through docker compose, Ray, or a custom logging
-config); see DOMAIN.md §4 and docs/log-formats.md for every shape read.
+stderr, often captured through docker compose, Ray or a custom logging config
+(DOMAIN.md §4; docs/log-formats.md lists every shape read, with examples).
 
 What it reads:
 
 * ``server_args=ServerArgs(...)`` or ``server_args={...}`` → one
-  ``server_configs`` row per server lifetime (a new dump = a restart = a new
-  segment);
+  ``server_configs`` row per server lifetime: a new dump (a restart) starts a new
+  segment;
 * ``Decode batch.`` / ``Decode batch,`` / ``Decode batch [N],`` and the same for
-  ``Prefill batch`` → ``decode_stats`` / ``prefill_stats`` rows, key:value pairs read
-  order-independently; unknown keys kept in ``extra``.
+  ``Prefill batch`` → ``decode_stats`` / ``prefill_stats`` rows; key:value pairs
+  are read order-independently, unknown keys kept in ``extra``
+  (``sglang_stats`` does the reading, a block at a time).
 
-What it deliberately ignores (counted in ``skipped`` by kind): every other line —
-start-up chatter, HTTP access lines, tqdm bars, tracebacks, profiler messages —
+What it deliberately ignores, counted in ``skipped`` by kind: every other line
+(start-up chatter, HTTP access lines, tqdm bars, tracebacks, profiler messages)
 and "Decode batch" text that is not at the start of a message
 (``PROFILE: Decode batch 1/10 processed``).
+
+Speed: the file is read in blocks of a few MB cut at newlines; two blocks are
+scanned at once on worker threads (``log_lines.map_blocks``), and the results are
+merged in file order.
 """
 from __future__ import annotations
 
@@ -25,283 +30,380 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ingest.accept import (
-    accept_rate_drafts,
-    accepted_drafts_per_step,
-    tokens_per_step_from_sglang_accept_len,
-)
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ingest import accept
 from ingest.errors import IngestError, UnrecognizedFormat
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.parsers import log_lines
-from ingest.parsers.log_lines import SGLANG_PREFIX, ProgressCallback, prefix_fields, rank_tags
+from ingest.parsers.log_lines import SGLANG_PREFIX, Block, ProgressCallback, prefix_fields
 from ingest.parsers.pyrepr import ReprError, parse_repr
-from ingest.tables import table_from_rows
+from ingest.parsers.sglang_stats import STATS_LINE, StatsRows, read_stats
+from ingest.tables import SCHEMAS, table_from_rows
 from ingest.variants import variant_label
 
 KIND = "sglang_log"
 ENGINE = "sglang"
 
-STATS_LINE = re.compile(
-    rf"^{SGLANG_PREFIX}(?:\[gpu=(?P<gpu>\d+)\] )?(?P<stem>Decode|Prefill) batch"
-    r"(?: \[(?P<batch>[^\]]*)\])?[.,](?P<payload>.*)$"
-)
 CONFIG_LINE = re.compile(rf"^{SGLANG_PREFIX}server_args=(?P<repr>.*)$")
-PAIR = re.compile(r"^(?P<key>[^:]+?):\s*(?P<value>.*)$")
+# The line that tells a vLLM log apart, for the --engine check.
+VLLM_MARKERS = ("SpecDecoding metrics:", "Speculative metrics:", "vLLM API server version", "Initializing a V1 LLM engine")
 
-INT, FLOAT, BOOL = "int", "float", "bool"
-
-# Logged key → (column, type). Keys not listed here go to ``extra``.
-DECODE_FIELDS: dict[str, tuple[str, str]] = {
-    "#running-req": ("running_req", INT),
-    "#token": ("num_tokens", INT),
-    "token usage": ("token_usage", FLOAT),
-    "accept len": ("accept_len_raw", FLOAT),
-    "accept rate": ("accept_rate_raw", FLOAT),
-    "cuda graph": ("cuda_graph", BOOL),
-    "cpu graph": ("cuda_graph", BOOL),
-    "npu graph": ("cuda_graph", BOOL),
-    "musa graph": ("cuda_graph", BOOL),
-    "gen throughput (token/s)": ("gen_throughput", FLOAT),
-    "#queue-req": ("queue_req", INT),
+# Config keys copied to server_configs columns (the whole config goes to ``args``).
+CONFIG_COLUMNS = {
+    "model_path": pa.string(),
+    "tp_size": pa.int32(),
+    "dp_size": pa.int32(),
+    "speculative_algorithm": pa.string(),
+    "speculative_draft_model_path": pa.string(),
+    "speculative_num_steps": pa.int32(),
+    "speculative_eagle_topk": pa.int32(),
+    "speculative_num_draft_tokens": pa.int32(),
 }
-PREFILL_FIELDS: dict[str, tuple[str, str]] = {
-    "#new-seq": ("new_seq", INT),
-    "#new-token": ("new_token", INT),
-    "#cached-token": ("cached_token", INT),
-    "token usage": ("token_usage", FLOAT),
-    "#running-req": ("running_req", INT),
-    "#queue-req": ("queue_req", INT),
-    "input throughput (token/s)": ("input_throughput", FLOAT),
-    "cuda graph": ("cuda_graph", BOOL),
-}
-FIELDS_BY_STEM = {"Decode": DECODE_FIELDS, "Prefill": PREFILL_FIELDS}
-TABLE_BY_STEM = {"Decode": "decode_stats", "Prefill": "prefill_stats"}
-# The graph flag's name is kept in extra when it is not CUDA's (the column is cuda_graph for all).
-GRAPH_KEYS_KEPT_IN_EXTRA = {"cpu graph", "npu graph", "musa graph"}
-
-# Config keys copied to server_configs columns.
-CONFIG_COLUMNS = (
-    "model_path",
-    "tp_size",
-    "dp_size",
-    "speculative_algorithm",
-    "speculative_draft_model_path",
-    "speculative_num_steps",
-    "speculative_eagle_topk",
-    "speculative_num_draft_tokens",
-)
-INT_CONFIG_COLUMNS = {"tp_size", "dp_size", "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"}
-
-NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
-INTEGER = re.compile(r"^[-+]?\d+(?:\.0*)?$")
-BOOLS = {"True": True, "False": False, "true": True, "false": False}
 
 EXPECTED_SHAPES = (
-    "'[YYYY-MM-DD HH:MM:SS TP0] Decode batch. #running-req: ..., gen throughput (token/s): ...', "
-    "'... Prefill batch, #new-seq: ...', or 'server_args=ServerArgs(...)' / 'server_args={...}'"
+    "'[YYYY-MM-DD HH:MM:SS TP0] Decode batch. #running-req: 1, ..., gen throughput (token/s): 51.9, ...', "
+    "'... Prefill batch, #new-seq: 1, ...', or 'server_args=ServerArgs(...)' / 'server_args={...}' "
+    "(after an optional '[date time ranks]', docker compose or Ray prefix)"
 )
-
-
-class MalformedValue(ValueError):
-    pass
+STATS_TABLES = ("decode_stats", "prefill_stats")
 
 
 def sniff(head: bytes) -> bool:
     text = head.decode("utf-8", errors="replace")
-    lines = text.splitlines()
-    return any(STATS_LINE.match(line) or CONFIG_LINE.match(line) for line in lines)
+    return any(STATS_LINE.match(line) or CONFIG_LINE.match(line) for line in text.splitlines())
 
 
 def parse(path: Path, options: ParseOptions) -> ParsedSource:
-    return parse_with_progress(path, options, None)
+    return parse_with_progress(path, options, getattr(options, "on_progress", None))
+
+
+# --- one block ------------------------------------------------------------------------
 
 
 @dataclass
-class _Scan:
-    """What the scan has gathered so far, block after block."""
+class ConfigLine:
+    line_no: int
+    date: str
+    time: str
+    config: dict[str, Any] | None
+    error: str = ""
 
-    path: Path
-    configs: list[dict[str, Any]] = field(default_factory=list)
-    rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {"decode_stats": [], "prefill_stats": []})
-    skipped: Counter[str] = field(default_factory=Counter)
-    warnings: list[str] = field(default_factory=list)
-    lines_read: int = 0
-    last_date: str | None = None
-    stats_seen_in_segment: bool = False
-    segment: int = 0
 
-    def warn(self, line_no: int, message: str) -> None:
-        self.warnings.append(f"{self.path}:{line_no}: {message}")
+@dataclass
+class BlockResult:
+    """What one block contributed; pure data so blocks can be scanned on any thread."""
+
+    first_line_no: int
+    size: int
+    stats: dict[str, StatsRows]
+    configs: list[ConfigLine]
+    skipped: Counter[str]
+    warnings: list[tuple[int, str]]  # (line_no, message)
+    last_date: str | None
+    undated_fill: dict[str, list[str | None]] = field(default_factory=dict)  # "date HH:MM" before undated rows
+    engine_hint: str | None = None
+
+
+def scan_block(data: bytes, first_line_no: int) -> BlockResult:
+    block = log_lines.make_block(data, first_line_no)
+    stats, taken = read_stats(block)
+    rest = np.flatnonzero(~taken)
+    rest_lines = block.lines.filter(pa.array(~taken))
+    configs, config_rows = _read_configs(block, rest, rest_lines)
+    skipped: Counter[str] = Counter()
+    warnings: list[tuple[int, str]] = []
+    for rows in stats.values():
+        for line_index, message in sorted(rows.malformed.items()):
+            skipped["malformed stats line"] += 1
+            warnings.append((first_line_no + line_index, message))
+    for config in configs:
+        if config.config is None:
+            skipped["malformed config line"] += 1
+            warnings.append((config.line_no, config.error))
+    noise = np.ones(len(rest), dtype=bool)
+    noise[config_rows] = False
+    skipped.update(log_lines.count_noise(rest_lines.filter(pa.array(noise))))
+    result = BlockResult(first_line_no, block.size, stats, configs, skipped, warnings, log_lines.last_date(block))
+    if any(len(rows.undated) for rows in stats.values()):
+        dates = log_lines.dates_before(block, None)
+        result.undated_fill = {
+            table: [dates[rows.line_index[row]] for row in rows.undated] for table, rows in stats.items()
+        }
+    if not stats and not configs:
+        result.engine_hint = _engine_hint(rest_lines)
+    return result
+
+
+def _read_configs(block: Block, rest: np.ndarray, rest_lines: pa.StringArray) -> tuple[list[ConfigLine], list[int]]:
+    hits = np.flatnonzero(pc.match_substring(rest_lines, "server_args=").to_numpy(zero_copy_only=False))
+    configs: list[ConfigLine] = []
+    rows: list[int] = []
+    for hit in hits.tolist():
+        line_no = block.first_line_no + int(rest[hit])
+        match = CONFIG_LINE.match(block.line_text(int(rest[hit])))
+        if match is None:
+            continue  # "server_args=" inside some other message: noise
+        date, time, _ = prefix_fields(match.groupdict())
+        rows.append(hit)
+        try:
+            _, config = parse_repr(match["repr"])
+        except ReprError as error:
+            configs.append(ConfigLine(line_no, date, time, None, f"server_args could not be read ({error}); its segment has no config"))
+            continue
+        configs.append(ConfigLine(line_no, date, time, config))
+    return configs, rows
+
+
+def _engine_hint(lines: pa.StringArray) -> str | None:
+    for marker in VLLM_MARKERS:
+        if pc.any(pc.match_substring(lines, marker)).as_py():
+            return "vllm"
+    return None
+
+
+# --- the whole file -------------------------------------------------------------------
 
 
 def parse_with_progress(path: Path, options: ParseOptions, on_progress: ProgressCallback | None) -> ParsedSource:
     """Parse ``path``; ``on_progress(bytes_done, bytes_total)`` is called after each block when given."""
-    check_engine(path, options, ENGINE)
-    scan = _Scan(path)
-    for block in log_lines.iter_blocks(path, on_progress):
-        _scan_block(scan, block)
-    if not scan.configs and not any(scan.rows.values()):
+    results = log_lines.map_blocks(path, scan_block, on_progress)
+    check_engine(path, options, _engine_shown(results))
+    merged = _Merged.of(path, results)
+    if not merged.configs and not any(merged.tables[name].num_rows for name in STATS_TABLES):
+        hint = "this looks like a vLLM log: it is read as kind vllm_log" if merged.engine_hint == "vllm" else ""
         raise UnrecognizedFormat(
             path,
-            f"no SGLang stats or server_args line in {scan.lines_read} lines",
-            hint=f"expected lines like {EXPECTED_SHAPES}; a start-up-only excerpt has nothing to load",
+            f"no SGLang stats or server_args line in {merged.lines_read} lines",
+            hint=hint or f"expected lines like {EXPECTED_SHAPES}; a start-up-only excerpt has nothing to load",
         )
-    _derive_accept_columns(scan)
     tables = {
-        "server_configs": table_from_rows("server_configs", scan.configs),
-        "decode_stats": table_from_rows("decode_stats", scan.rows["decode_stats"]),
-        "prefill_stats": table_from_rows("prefill_stats", scan.rows["prefill_stats"]),
+        "server_configs": merged.config_table(),
+        "decode_stats": merged.with_accept_columns(merged.tables["decode_stats"]),
+        "prefill_stats": merged.tables["prefill_stats"],
     }
     return ParsedSource(
         kind=KIND,
         engine=ENGINE,
         tables=tables,
-        skipped=scan.skipped,
-        warnings=scan.warnings,
-        lines_read=scan.lines_read,
+        skipped=merged.skipped,
+        warnings=merged.warnings,
+        lines_read=merged.lines_read,
     )
 
 
-def check_engine(path: Path, options: ParseOptions, engine: str) -> None:
-    if options.engine and options.engine.lower() != engine:
-        raise IngestError(
+def _engine_shown(results: list[BlockResult]) -> str | None:
+    if any(result.stats or result.configs for result in results):
+        return ENGINE
+    return next((result.engine_hint for result in results if result.engine_hint), None)
+
+
+def check_engine(path: Path, options: ParseOptions, shown: str | None) -> None:
+    """``--engine`` must agree with the engine the content shows (None: it shows none)."""
+    given = (options.engine or "").lower()
+    if not given or shown is None or given == shown:
+        return
+    raise IngestError(
+        path,
+        f"--engine {options.engine} was given, but the content is a {shown} server log "
+        f"({'Decode/Prefill batch stats or server_args lines' if shown == 'sglang' else 'SpecDecoding/Speculative metrics lines'})",
+        hint=f"drop --engine, or pass --engine {shown}",
+    )
+
+
+@dataclass
+class _Merged:
+    path: Path
+    tables: dict[str, pa.Table]
+    configs: list[dict[str, Any]]
+    skipped: Counter[str]
+    warnings: list[str]
+    lines_read: int
+    engine_hint: str | None
+    draft_tokens_by_segment: dict[int, int | None]
+    steps_by_segment: dict[int, int | None]
+
+    @classmethod
+    def of(cls, path: Path, results: list[BlockResult]) -> _Merged:
+        skipped: Counter[str] = Counter()
+        warnings: list[str] = []
+        for result in results:
+            skipped.update(result.skipped)
+            warnings.extend(f"{path}:{line_no}: {message}" for line_no, message in result.warnings)
+        config_lines = [config for result in results for config in result.configs]
+        stats_line_nos = {table: _line_numbers(results, table) for table in STATS_TABLES}
+        first_config = config_lines[0].line_no if config_lines else None
+        stats_before_first = first_config is not None and any(
+            len(numbers) and numbers[0] < first_config for numbers in stats_line_nos.values()
+        )
+        segment_base = 1 if stats_before_first else 0
+        configs = _config_rows(config_lines, results, segment_base)
+        boundaries = np.array([config.line_no for config in config_lines], dtype=np.int64)
+        tables = {}
+        for table in STATS_TABLES:
+            tables[table] = _stats_table(table, results, boundaries, segment_base)
+        draft_tokens = {row["segment"]: row["speculative_num_draft_tokens"] for row in configs}
+        steps = {row["segment"]: row["speculative_num_steps"] for row in configs}
+        return cls(
             path,
-            f"--engine {options.engine} was given, but the content is a{'n' if engine[0] in 'aeiou' else ''} {engine} server log",
-            hint=f"drop --engine or pass --engine {engine}",
+            tables,
+            configs,
+            +skipped,
+            warnings,
+            sum(result.size for result in results),
+            next((result.engine_hint for result in results if result.engine_hint), None),
+            draft_tokens,
+            steps,
         )
 
+    def config_table(self) -> pa.Table:
+        return table_from_rows("server_configs", self.configs)
 
-def _scan_block(scan: _Scan, block: bytes) -> None:
-    text = block.decode("utf-8", errors="replace")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    for offset, line in enumerate(lines):
-        line_no = scan.lines_read + offset + 1
-        line = line.rstrip("\r")
-        _scan_line(scan, line_no, line)
-    scan.lines_read += len(lines)
+    def with_accept_columns(self, table: pa.Table) -> pa.Table:
+        """Derive τ, accepted drafts per step and accept_rate_drafts (DOMAIN.md §3), per segment."""
+        if table.num_rows == 0:
+            return table
+        accept_len = _floats(table["accept_len_raw"])
+        accept_rate = _floats(table["accept_rate_raw"])
+        segments = table["segment"].to_numpy()
+        tokens = accept.tokens_per_step_from_sglang_accept_len(accept_len)
+        drafts = accept.accepted_drafts_per_step(tokens)
+        rate_drafts = np.full(table.num_rows, np.nan)
+        formulas: list[tuple[np.ndarray, list[str]]] = []
+        lines_without_config = 0
+        for segment in np.unique(segments).tolist():
+            rows = segments == segment
+            spec_rows = rows & ~np.isnan(accept_len)
+            if not spec_rows.any():
+                continue
+            num_draft_tokens = self.draft_tokens_by_segment.get(segment)
+            derived = accept.accept_rate_drafts(tokens[spec_rows], num_draft_tokens)
+            if derived is None:
+                lines_without_config += int(spec_rows.sum())
+                continue
+            rate_drafts[spec_rows] = derived
+            matches = accept.matching_formulas(
+                accept_len[rows], accept_rate[rows], self.steps_by_segment.get(segment), num_draft_tokens,
+                accept.formulas_possible_at(self._first_date(table, rows)),
+            )
+            if matches:
+                formulas.append((rows & ~np.isnan(accept_rate), [formula.name for formula in matches]))
+        if lines_without_config:
+            self.warnings.append(
+                f"{self.path}: accept_rate_drafts left empty on {lines_without_config} decode lines: no server_args "
+                "with speculative_num_draft_tokens precedes them — keep the server start-up in the log"
+            )
+        table = _replace(table, "tokens_per_step", _nullable(tokens))
+        table = _replace(table, "accepted_drafts_per_step", _nullable(drafts))
+        table = _replace(table, "accept_rate_drafts", _nullable(rate_drafts))
+        for rows, names in formulas:
+            table = _replace(table, "extra", _add_member(table["extra"], "accept_rate_formulas", names, rows))
+        return table
 
-
-def _scan_line(scan: _Scan, line_no: int, line: str) -> None:
-    stats = STATS_LINE.match(line)
-    if stats:
-        _read_stats_line(scan, line_no, stats.groupdict())
-        return
-    config = CONFIG_LINE.match(line)
-    if config:
-        _read_config_line(scan, line_no, config.groupdict())
-        return
-    dated = log_lines.ANY_DATE.match(line)
-    if dated:
-        scan.last_date = f"{dated[1]}-{dated[2]}-{dated[3]}"
-    scan.skipped[classify_noise(line)] += 1
-
-
-def classify_noise(line: str) -> str:
-    for kind, pattern in _NOISE:
-        if pattern.search(line):
-            return kind
-    return log_lines.OTHER_LOG_LINE if _OTHER_LOG_LINE.search(line) else log_lines.OTHER_TEXT
-
-
-_NOISE = [(kind, re.compile(pattern)) for kind, pattern in log_lines.NOISE_KINDS]
-_OTHER_LOG_LINE = re.compile(log_lines.OTHER_LOG_LINE_PATTERN)
-
-
-def _read_stats_line(scan: _Scan, line_no: int, match: dict[str, str | None]) -> None:
-    date, time, tags = prefix_fields(match)
-    if date:
-        scan.last_date = date
-    stem = match["stem"] or "Decode"
-    try:
-        columns, extra = parse_pairs(match["payload"] or "", FIELDS_BY_STEM[stem])
-    except MalformedValue as error:
-        scan.skipped["malformed stats line"] += 1
-        scan.warn(line_no, f"{stem} batch line skipped: {error}")
-        return
-    ranks = rank_tags(tags)
-    for name in list(ranks):
-        if name not in ("dp_rank", "tp_rank"):
-            extra[name] = ranks.pop(name)
-    if match.get("gpu"):
-        extra["gpu"] = int(match["gpu"])
-    if match.get("batch"):
-        extra["batch"] = _json_value(match["batch"])
-    row: dict[str, Any] = {
-        "segment": scan.segment,
-        "line_no": line_no,
-        "ts": _timestamp(date or scan.last_date, time),
-        **ranks,
-        **columns,
-        "extra": json.dumps(extra) if extra else None,
-    }
-    if row["ts"] is None and time:
-        extra["log_time"] = time
-        row["extra"] = json.dumps(extra)
-    scan.rows[TABLE_BY_STEM[stem]].append(row)
-    scan.stats_seen_in_segment = True
+    @staticmethod
+    def _first_date(table: pa.Table, rows: np.ndarray) -> Any:
+        stamps = table["ts"].filter(pa.array(rows)).drop_null()
+        return stamps[0].as_py().date() if len(stamps) else None
 
 
-def parse_pairs(payload: str, fields: dict[str, tuple[str, str]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split ``key: value, key: value, `` into typed known columns and an ``extra`` dict."""
-    columns: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    for part in payload.split(", "):
-        part = part.strip().rstrip(",").strip()
-        if not part:
+def _line_numbers(results: list[BlockResult], table: str) -> np.ndarray:
+    parts = [result.stats[table].columns["line_no"].to_numpy() for result in results if table in result.stats]
+    return np.concatenate(parts) if parts else np.array([], dtype=np.int64)
+
+
+def _config_rows(config_lines: list[ConfigLine], results: list[BlockResult], segment_base: int) -> list[dict[str, Any]]:
+    rows = []
+    dates = _dates_before_lines(results, [config.line_no for config in config_lines])
+    for index, config in enumerate(config_lines):
+        if config.config is None:  # unreadable dump: the restart still starts a segment, without a config row
             continue
-        pair = PAIR.match(part)
-        if not pair:
-            raise MalformedValue(f"{part!r} is not 'key: value'")
-        key, value = pair["key"].strip(), pair["value"].strip()
-        if key in fields:
-            column, kind = fields[key]
-            columns[column] = cast_value(key, value, kind)
-            if key in GRAPH_KEYS_KEPT_IN_EXTRA:
-                extra["graph"] = key
-        else:
-            extra_key, extra_value = extra_item(key, value)
-            extra[extra_key] = extra_value
-    return columns, extra
+        date = config.date or (dates[index] or "")[:10]
+        row: dict[str, Any] = {
+            "segment": segment_base + index,
+            "line_no": config.line_no,
+            "ts": _timestamp(date, config.time),
+            "variant": variant_label(config.config),
+            "args": to_json_text(config.config),
+        }
+        for column, arrow_type in CONFIG_COLUMNS.items():
+            row[column] = _config_value(config.config.get(column), arrow_type)
+        rows.append(row)
+    return rows
 
 
-def cast_value(key: str, value: str, kind: str) -> Any:
-    if kind == BOOL:
-        if value not in BOOLS:
-            raise MalformedValue(f"{key!r}: {value!r} is not True/False")
-        return BOOLS[value]
-    if kind == INT:
-        if not INTEGER.match(value):
-            raise MalformedValue(f"{key!r}: {value!r} is not an integer")
-        return int(float(value))
-    if not NUMBER.match(value):
-        raise MalformedValue(f"{key!r}: {value!r} is not a number")
-    return float(value)
+def _config_value(value: Any, arrow_type: pa.DataType) -> Any:
+    if pa.types.is_integer(arrow_type):
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return None if value is None else str(value)
 
 
-def extra_item(key: str, value: str) -> tuple[str, Any]:
-    """Unknown keys: numbers as numbers, ``12.5%`` as ``"key (%)": 12.5``, the rest as text."""
-    if value.endswith("%") and NUMBER.match(value[:-1].strip()):
-        return f"{key} (%)", _json_value(value[:-1].strip())
-    return key, _json_value(value)
+def _dates_before_lines(results: list[BlockResult], line_nos: list[int]) -> list[str | None]:
+    """The last date seen in blocks before each line's block (the line's own date is used first)."""
+    dates: list[str | None] = []
+    carried: str | None = None
+    block_index = 0
+    for line_no in line_nos:
+        while block_index < len(results) and results[block_index].first_line_no + results[block_index].size <= line_no:
+            carried = results[block_index].last_date or carried
+            block_index += 1
+        dates.append(carried)
+    return dates
 
 
-def _json_value(text: str) -> Any:
-    if text in BOOLS:
-        return BOOLS[text]
-    if NUMBER.match(text):
-        number = float(text)
-        if math.isfinite(number):
-            return int(number) if INTEGER.match(text) and "." not in text else number
-    return text
+def _stats_table(table: str, results: list[BlockResult], boundaries: np.ndarray, segment_base: int) -> pa.Table:
+    schema = SCHEMAS[table]
+    pieces = []
+    carried: str | None = None
+    dating = _DateFill()
+    for result in results:
+        rows = result.stats.get(table)
+        if rows is not None:
+            columns = dict(rows.columns)
+            if len(rows.undated):
+                anchors = [found or carried for found in result.undated_fill.get(table, [])]
+                columns["ts"] = dating.fill(columns["ts"], rows, anchors)
+            line_nos = columns["line_no"].to_numpy()
+            segment = np.searchsorted(boundaries, line_nos, side="right") - 1 + segment_base
+            columns["segment"] = pa.array(np.maximum(segment, 0), type=pa.int32())
+            pieces.append(pa.table({name: columns.get(name, pa.nulls(len(line_nos), schema.field(name).type)) for name in schema.names}, schema=schema))
+        carried = result.last_date or carried
+    if not pieces:
+        return schema.empty_table()
+    return pa.concat_tables(pieces)
+
+
+@dataclass
+class _DateFill:
+    """Dates for ``[HH:MM:SS TP0]`` rows, in file order: the date of the closest earlier dated
+    line, moved a day on whenever the time runs back by more than an hour (midnight passed)."""
+
+    previous: datetime | None = None
+
+    def fill(self, ts: pa.Array, rows: StatsRows, anchors: list[str | None]) -> pa.Array:
+        values = ts.to_pylist()
+        for position, time, anchor in zip(rows.undated.tolist(), rows.undated_times, anchors, strict=True):
+            values[position] = self.stamp(anchor, time)
+        return pa.array(values, type=pa.timestamp("us"))
+
+    def stamp(self, anchor: str | None, time: str) -> datetime | None:
+        if anchor is None:
+            return None
+        stamp = _timestamp(anchor[:10], time)
+        if stamp is None:
+            return None
+        floor = max(value for value in (_timestamp(anchor[:10], anchor[11:]), self.previous) if value is not None)
+        if stamp < floor - timedelta(hours=1):
+            stamp += timedelta(days=math.ceil((floor - timedelta(hours=1) - stamp) / timedelta(days=1)))
+        self.previous = stamp
+        return stamp
 
 
 def _timestamp(date: str | None, time: str) -> datetime | None:
@@ -313,34 +415,25 @@ def _timestamp(date: str | None, time: str) -> datetime | None:
         return None
 
 
-def _read_config_line(scan: _Scan, line_no: int, match: dict[str, str | None]) -> None:
-    date, time, _ = prefix_fields(match)
-    if date:
-        scan.last_date = date
-    try:
-        _, config = parse_repr(match["repr"] or "")
-    except ReprError as error:
-        scan.skipped["malformed config line"] += 1
-        scan.warn(line_no, f"server_args could not be read ({error}); its segment has no config")
-        return
-    if scan.configs or scan.stats_seen_in_segment:
-        scan.segment += 1
-    scan.stats_seen_in_segment = False
-    row: dict[str, Any] = {
-        "segment": scan.segment,
-        "line_no": line_no,
-        "ts": _timestamp(date or scan.last_date, time),
-        "variant": variant_label(config),
-        "args": to_json_text(config),
-    }
-    for column in CONFIG_COLUMNS:
-        value = config.get(column)
-        if column in INT_CONFIG_COLUMNS:
-            value = value if isinstance(value, int) and not isinstance(value, bool) else None
-        elif value is not None:
-            value = str(value)
-        row[column] = value
-    scan.configs.append(row)
+def _floats(column: pa.ChunkedArray) -> np.ndarray:
+    return column.to_numpy().astype(np.float64) if column.null_count == 0 else pc.fill_null(column, np.nan).to_numpy()
+
+
+def _nullable(values: np.ndarray) -> pa.Array:
+    return pa.array(values, mask=np.isnan(values), type=pa.float64())
+
+
+def _replace(table: pa.Table, name: str, column: Any) -> pa.Table:
+    return table.set_column(table.schema.get_field_index(name), name, column)
+
+
+def _add_member(extra: pa.ChunkedArray | pa.Array, key: str, value: Any, rows: np.ndarray) -> pa.Array:
+    """Add ``"key": value`` to the extra JSON object of ``rows``."""
+    existing = extra.combine_chunks() if isinstance(extra, pa.ChunkedArray) else extra
+    member = f"{json.dumps(key)}: {json.dumps(value)}"
+    appended = pc.binary_join_element_wise("{", pc.utf8_slice_codeunits(existing, 1, -1), f", {member}}}", "")
+    updated = pc.if_else(pc.is_null(existing), pa.scalar(f"{{{member}}}"), appended)
+    return pc.if_else(pa.array(rows), updated, existing)
 
 
 def to_json_text(value: Any) -> str:
@@ -356,27 +449,6 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(item) for item in value]
     return value
-
-
-def _derive_accept_columns(scan: _Scan) -> None:
-    draft_tokens = {config["segment"]: config["speculative_num_draft_tokens"] for config in scan.configs}
-    missing_config_lines = 0
-    for row in scan.rows["decode_stats"]:
-        accept_len = row.get("accept_len_raw")
-        if accept_len is None:
-            continue
-        tokens = tokens_per_step_from_sglang_accept_len(accept_len)
-        row["tokens_per_step"] = tokens
-        row["accepted_drafts_per_step"] = accepted_drafts_per_step(tokens)
-        num_draft_tokens = draft_tokens.get(row["segment"])
-        row["accept_rate_drafts"] = accept_rate_drafts(tokens, num_draft_tokens)
-        if row["accept_rate_drafts"] is None:
-            missing_config_lines += 1
-    if missing_config_lines:
-        scan.warnings.append(
-            f"{scan.path}: accept_rate_drafts left empty on {missing_config_lines} decode lines: "
-            "no server_args with speculative_num_draft_tokens precedes them (include the server start-up in the log)"
-        )
 
 
 FORMAT = Format(

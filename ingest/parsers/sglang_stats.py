@@ -20,13 +20,14 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ingest.parsers.log_lines import SGLANG_PREFIX, Block, rank_tags, substrings
+from ingest.parsers.log_lines import SGLANG_PREFIX, Block, prefix_fields, rank_tags, substrings
 from ingest.tables import SCHEMAS
 
 INT, FLOAT, BOOL = "int", "float", "bool"
@@ -53,6 +54,10 @@ PREFILL_FIELDS: dict[str, tuple[str, str]] = {
     "#running-req": ("running_req", INT),
     "#queue-req": ("queue_req", INT),
     "input throughput (token/s)": ("input_throughput", FLOAT),
+    "cuda graph": ("cuda_graph", BOOL),
+    "cpu graph": ("cuda_graph", BOOL),
+    "npu graph": ("cuda_graph", BOOL),
+    "musa graph": ("cuda_graph", BOOL),
 }
 # The column is cuda_graph for every graph flag; a non-CUDA flag's name is also kept in extra.
 GRAPH_NAME_IN_EXTRA = {"cpu graph", "npu graph", "musa graph"}
@@ -116,9 +121,9 @@ def parse_pairs(payload: str, fields: dict[str, tuple[str, str]]) -> tuple[dict[
         raise MalformedValue("no 'key: value' pairs after the stem")
     for part in parts:
         key, sep, value = part.partition(": ")
-        if not sep:
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
             raise MalformedValue(f"{part!r} is not 'key: value'")
-        key = key.strip()
         if key in fields:
             column, kind = fields[key]
             columns[column] = cast_value(key, value, kind)
@@ -164,20 +169,20 @@ def json_scalar(text: str) -> Any:
 
 # --- the block reader -----------------------------------------------------------------
 
+BATCH = " batch"
+MAX_STEM_SEARCHES = 4  # " batch" may occur earlier in a line; look again after it this often
+
 
 def read_stats(block: Block) -> tuple[dict[str, StatsRows], np.ndarray]:
     """The stats rows per table, and a mask of the block's lines that were stats lines (kept or malformed)."""
-    positions = {stem.text: pc.find_substring(block.lines, stem.text).to_numpy() for stem in STEMS}
-    decode_at, prefill_at = positions["Decode batch"], positions["Prefill batch"]
-    is_decode = (decode_at >= 0) & ((prefill_at < 0) | (decode_at < prefill_at))
-    is_prefill = (prefill_at >= 0) & ~is_decode
+    stem_at, stem_kind = _find_stems(block)
     taken = np.zeros(block.size, dtype=bool)
     result: dict[str, StatsRows] = {}
-    for stem, mask in ((STEMS[0], is_decode), (STEMS[1], is_prefill)):
-        candidates = np.flatnonzero(mask)
-        if len(candidates) == 0:
+    for kind, stem in enumerate(STEMS):
+        line_index = np.flatnonzero(stem_kind == kind)
+        if len(line_index) == 0:
             continue
-        rows = _read_stem(block, stem, candidates, positions[stem.text][candidates])
+        rows = _read_stem(block, stem, line_index, stem_at[line_index])
         if rows is not None:
             result[stem.table] = rows
             taken[rows.line_index] = True
@@ -185,39 +190,70 @@ def read_stats(block: Block) -> tuple[dict[str, StatsRows], np.ndarray]:
     return result, taken
 
 
-def _read_stem(block: Block, stem: Stem, candidates: np.ndarray, stem_offsets: np.ndarray) -> StatsRows | None:
+def _find_stems(block: Block) -> tuple[np.ndarray, np.ndarray]:
+    """Per line: the byte position of its first "Decode batch"/"Prefill batch" (-1: none) and which stem."""
+    found = np.full(block.size, -1, dtype=np.int64)
+    kind = np.full(block.size, -1, dtype=np.int8)
+    todo = np.arange(block.size)
+    search_from = block.starts.copy()
+    lines: pa.StringArray = block.lines
+    for _ in range(MAX_STEM_SEARCHES):
+        relative = pc.find_substring(lines, BATCH).to_numpy()
+        hit = relative >= 0
+        todo = todo[hit]
+        at = search_from[todo] + relative[hit]
+        unmatched = np.ones(len(todo), dtype=bool)
+        for index, stem in enumerate(STEMS):
+            word = stem.text[: -len(BATCH)]
+            is_stem = _bytes_equal(block.array, at - len(word), word) & (at - len(word) >= block.starts[todo])
+            found[todo[is_stem]] = at[is_stem] - len(word)
+            kind[todo[is_stem]] = index
+            unmatched &= ~is_stem
+        if not unmatched.any():
+            break
+        todo = todo[unmatched]
+        search_from[todo] = at[unmatched] + len(BATCH)
+        lines = substrings(block.buffer, search_from[todo], block.ends[todo])
+    return found, kind
+
+
+def _bytes_equal(bytes_: np.ndarray, at: np.ndarray, text: str) -> np.ndarray:
+    ok = (at >= 0) & (at + len(text) <= len(bytes_))
+    for offset, char in enumerate(text.encode()):
+        ok &= bytes_[np.clip(at + offset, 0, len(bytes_) - 1)] == char
+    return ok
+
+
+def _read_stem(block: Block, stem: Stem, line_index: np.ndarray, stem_start: np.ndarray) -> StatsRows | None:
     bytes_ = block.array
-    line_start, line_end = block.starts[candidates], block.ends[candidates]
-    stem_start = line_start + stem_offsets
+    line_start, line_end = block.starts[line_index], block.ends[line_index]
     stem_end = stem_start + len(stem.text)
     after = _byte_at(bytes_, stem_end, line_end)
-    plain = (after == BYTE["."]) | (after == BYTE[","])
-    payload_start = np.where(plain, stem_end + 1, -1)
-    label_start = np.full(len(candidates), -1, dtype=np.int64)
-    label_end = np.full(len(candidates), -1, dtype=np.int64)
+    payload_start = np.where((after == BYTE["."]) | (after == BYTE[","]), stem_end + 1, -1)
+    label_start = np.full(len(line_index), -1, dtype=np.int64)
+    label_end = np.full(len(line_index), -1, dtype=np.int64)
     labelled = np.flatnonzero((after == BYTE[" "]) & (_byte_at(bytes_, stem_end + 1, line_end) == BYTE["["]))
     if len(labelled):
         starts = stem_end[labelled] + 2
         close = pc.find_substring(substrings(block.buffer, starts, line_end[labelled]), "]").to_numpy()
         closing = starts + close
-        sep = _byte_at(bytes_, closing + 1, line_end[labelled])
-        ok = (close >= 0) & ((sep == BYTE["."]) | (sep == BYTE[","]))
+        separator = _byte_at(bytes_, closing + 1, line_end[labelled])
+        ok = (close >= 0) & ((separator == BYTE["."]) | (separator == BYTE[","]))
         payload_start[labelled[ok]] = closing[ok] + 2
         label_start[labelled[ok]] = starts[ok]
         label_end[labelled[ok]] = closing[ok]
-    shaped = payload_start >= 0
-    prefixes = substrings(block.buffer, line_start[shaped], stem_start[shaped])
-    anchored = pc.match_substring_regex(prefixes, PREFIX_ONLY).to_numpy(zero_copy_only=False)
-    keep = np.flatnonzero(shaped)[anchored]
+    shaped = np.flatnonzero(payload_start >= 0)
+    prefix = _read_prefixes(block, line_start[shaped], stem_start[shaped])
+    keep = shaped[prefix.valid]
     if len(keep) == 0:
         return None
-    return _rows(block, stem, candidates[keep], stem_start[keep], payload_start[keep], label_start[keep], label_end[keep])
+    return _rows(block, stem, line_index[keep], payload_start[keep], label_start[keep], label_end[keep], prefix.subset(prefix.valid))
 
 
 def _byte_at(bytes_: np.ndarray, at: np.ndarray, limit: np.ndarray) -> np.ndarray:
-    """``bytes_[at]`` where ``at < limit``, else 0 (past the end of the line)."""
-    inside = at < limit
-    values = bytes_[np.minimum(at, len(bytes_) - 1)]
+    """``bytes_[at]`` where ``0 <= at < limit``, else 0 (outside the line)."""
+    inside = (at < limit) & (at >= 0)
+    values = bytes_[np.clip(at, 0, len(bytes_) - 1)]
     return np.where(inside, values, 0)
 
 
@@ -225,40 +261,38 @@ def _rows(
     block: Block,
     stem: Stem,
     line_index: np.ndarray,
-    stem_start: np.ndarray,
     payload_start: np.ndarray,
     label_start: np.ndarray,
     label_end: np.ndarray,
+    prefix: _PrefixScan,
 ) -> StatsRows:
-    line_start, line_end = block.starts[line_index], block.ends[line_index]
-    payload_end = _trim_right(block.array, payload_start, line_end)
-    payload_start = _trim_left(block.array, payload_start, payload_end)
-    pairs = _read_pairs(block.buffer, payload_start, payload_end, stem.fields)
-    prefix = _read_prefixes(block, line_start, stem_start)
     count = len(line_index)
-
-    extra_parts = [pairs.extra, prefix.extra, _label_fragments(block, label_start, label_end)]
-    columns: dict[str, pa.Array] = {"line_no": pa.array(block.first_line_no + line_index, type=pa.int64())}
-    columns["ts"] = prefix.ts
-    columns["dp_rank"] = prefix.dp_rank
-    columns["tp_rank"] = prefix.tp_rank
-    columns.update(pairs.columns)
-    columns["extra"] = _json_objects(extra_parts, count)
-
+    payload_end = _trim_right(block.array, payload_start, block.ends[line_index])
+    payload_start = _trim_left(block.array, payload_start, payload_end)
+    pairs = _read_pairs(block, payload_start, payload_end, stem.fields)
+    ts, dp_rank, tp_rank, prefix_members = _prefix_columns(prefix)
+    columns: dict[str, pa.Array] = {
+        "line_no": pa.array(block.first_line_no + line_index, type=pa.int64()),
+        "ts": ts,
+        "dp_rank": dp_rank,
+        "tp_rank": tp_rank,
+        **pairs.columns,
+        "extra": _json_objects([pairs.extra, prefix_members, _label_members(block, label_start, label_end)], count),
+    }
     malformed = {int(line_index[row]): _malformed_message(block, int(line_index[row]), stem) for row in pairs.malformed}
     good = np.ones(count, dtype=bool)
     good[list(pairs.malformed)] = False
     if not good.all():
         keep_mask = pa.array(good)
         columns = {name: array.filter(keep_mask) for name, array in columns.items()}
-    positions = np.cumsum(good) - 1
-    undated = [index for index in prefix.undated if good[index]]
+    position = np.cumsum(good) - 1
+    undated = [row for row in sorted(prefix.undated) if good[row]]
     return StatsRows(
         table=stem.table,
         line_index=line_index[good],
         columns=columns,
-        undated=positions[undated] if undated else np.array([], dtype=np.int64),
-        undated_times=[prefix.times[index] for index in undated],
+        undated=position[undated] if undated else np.array([], dtype=np.int64),
+        undated_times=[prefix.undated[row] for row in undated],
         malformed=malformed,
     )
 
@@ -279,7 +313,7 @@ def _trim_right(bytes_: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.nd
     """Drop trailing ``, `` / spaces / tabs: the trailing separator comes and goes across versions."""
     end = end.copy()
     while True:
-        last = _byte_at(bytes_, end - 1, end + 1)
+        last = _byte_at(bytes_, end - 1, end)
         strip = (end > start) & ((last == BYTE[" "]) | (last == BYTE[","]) | (last == 9))
         if not strip.any():
             return end
@@ -296,54 +330,170 @@ def _trim_left(bytes_: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.nda
         start[strip] += 1
 
 
+# --- key: value pairs -------------------------------------------------------------------
+
+
+@dataclass
+class _Members:
+    """Per row, the members of its ``extra`` JSON object as text (``"k": v, `` ...; '' for none).
+
+    Kept as a small dictionary + codes when it comes from a few distinct values
+    (rank tags), as an Arrow array otherwise, and empty when no row has any.
+    """
+
+    texts: list[str] | None = None
+    codes: np.ndarray | None = None
+    array: pa.StringArray | None = None
+
+    @property
+    def empty(self) -> bool:
+        if self.texts is not None:
+            return not any(self.texts)
+        return self.array is None
+
+    def to_array(self) -> pa.StringArray:
+        if self.array is not None:
+            return self.array
+        assert self.texts is not None and self.codes is not None
+        return _dictionary_take(self.texts, self.codes)
+
+
 @dataclass
 class _Pairs:
     columns: dict[str, pa.Array]
-    extra: pa.StringArray  # per row: "json fragment, " ... or ""
+    extra: _Members
     malformed: set[int]  # row positions
 
 
-def _read_pairs(buffer: pa.Buffer, start: np.ndarray, end: np.ndarray, fields: dict[str, tuple[str, str]]) -> _Pairs:
+def _read_pairs(block: Block, start: np.ndarray, end: np.ndarray, fields: dict[str, tuple[str, str]]) -> _Pairs:
+    """Split each row's ``start:end`` into ``key: value`` parts and cast known keys, one key at a time."""
     count = len(start)
-    lists = pc.split_pattern(substrings(buffer, start, end), ", ")
-    parts = lists.flatten()
-    parent = pc.list_parent_indices(lists).to_numpy()
-    lengths = pc.binary_length(parts).to_numpy()
-    if (lengths == 0).any():  # ", , " or a separator left at either end
-        nonempty = lengths > 0
-        parts, parent = parts.filter(pa.array(nonempty)), parent[nonempty]
-    malformed: set[int] = set(np.flatnonzero(np.bincount(parent, minlength=count) == 0).tolist())
-    colon = pc.find_substring(parts, ": ").to_numpy().astype(np.int64)
-    no_colon = colon < 0
-    malformed.update(parent[no_colon].tolist())
-    offsets = _offsets(parts)
-    part_start, part_end = offsets[:-1], offsets[1:]
-    key_end = np.where(no_colon, part_end, part_start + colon)
-    value_start = np.where(no_colon, part_end, key_end + 2)
-    part_buffer = parts.buffers()[2]
-    keys = pc.dictionary_encode(substrings(part_buffer, part_start, key_end))
-    values = substrings(part_buffer, value_start, part_end)
+    has_text = end > start
+    malformed = set(np.flatnonzero(~has_text).tolist())  # "Decode batch." with nothing after it
+    payloads = substrings(block.buffer, start[has_text], end[has_text])
+    row_of_payload = np.flatnonzero(has_text)
+    parts = _split_parts(payloads)
+    malformed.update(row_of_payload[parts.row[parts.malformed]].tolist())
+    ok = ~parts.malformed
+    buffer = payloads.buffers()[2]
+    keys = pc.dictionary_encode(substrings(buffer, parts.start[ok], parts.colon[ok]))
+    values = _trimmed(substrings(buffer, parts.colon[ok] + 2, parts.end[ok]), buffer, parts.colon[ok] + 2, parts.end[ok])
+    parent = row_of_payload[parts.row[ok]]
+    empty = _empty_values(values, parts.end[ok] - parts.colon[ok] - 2)
+    malformed.update(parent[empty].tolist())  # "key: " with nothing after it
     codes = keys.indices.to_numpy()
     names = [name.strip() for name in keys.dictionary.to_pylist()]
 
     columns = _empty_columns(fields, count)
-    extra_mask = np.zeros(len(parts), dtype=bool)
+    extra_mask = np.zeros(len(codes), dtype=bool)
     for code, name in enumerate(names):
-        selected = (codes == code) & ~no_colon
-        if not selected.any():
+        selected = codes == code
+        if not name:  # a key of spaces only
+            malformed.update(parent[selected].tolist())
             continue
-        if name in fields:
-            column, kind = fields[name]
-            rows = parent[selected]
-            ok, cast = _cast(values.filter(pa.array(selected)), kind)
-            columns[column].assign(rows[ok], cast[ok])
-            malformed.update(rows[~ok].tolist())
-            if name in GRAPH_NAME_IN_EXTRA:
-                extra_mask |= selected
-        else:
+        if name not in fields:
             extra_mask |= selected
-    extra = _extra_fragments(names, codes, values, parent, extra_mask, count)
+            continue
+        column, kind = fields[name]
+        valid, cast = _cast(values.filter(pa.array(selected)), kind)
+        columns[column].add(np.flatnonzero(selected)[valid], parent[selected][valid], cast[valid])
+        malformed.update(parent[selected][~valid].tolist())
+        if name in GRAPH_NAME_IN_EXTRA:
+            extra_mask |= selected
+    extra = _extra_members(names, codes, values, parent, extra_mask, count)
     return _Pairs({name: column.array() for name, column in columns.items()}, extra, malformed)
+
+
+COLON, COMMA, ROW_START = 1, 2, 4
+
+
+@dataclass
+class _Parts:
+    """``key: value`` parts of back-to-back payloads, as byte offsets into the payloads' buffer."""
+
+    start: np.ndarray
+    colon: np.ndarray  # where ": " starts (the key ends); -1 when the part has none
+    end: np.ndarray
+    row: np.ndarray  # which payload the part belongs to
+    malformed: np.ndarray  # a non-empty part without ": "
+
+
+def _split_parts(payloads: pa.StringArray) -> _Parts:
+    """Every ": ", ", " and payload start becomes an event, in byte order.
+
+    A part runs from a payload start (or just after a ", ") to the next ", " or the
+    payload's end; its key ends at the first ": " inside it (later ones belong to the
+    value, as in ``parse_pairs``). Payloads abut in the buffer and are trimmed, so no
+    separator straddles two of them.
+    """
+    offsets = _offsets(payloads)
+    base = int(offsets[0])
+    data = np.frombuffer(payloads.buffers()[2], dtype=np.uint8)[base : int(offsets[-1])]
+    offsets = offsets - base
+    separators = [_two_byte_positions(data, separator) for separator in (b": ", b", ")]
+    # Merge three sorted position lists; row starts first so they win ties (a stable sort keeps that order).
+    events = np.concatenate((offsets[:-1], *separators))
+    kinds = np.concatenate(
+        [np.full(len(positions), kind, dtype=np.uint8) for positions, kind in zip((offsets[:-1], *separators), (ROW_START, COLON, COMMA))]
+    )
+    order = np.argsort(events, kind="stable")
+    events, kinds = events[order], kinds[order]
+    row = np.cumsum(kinds >> 2, dtype=np.int64) - 1  # ROW_START is the only kind with bit 2
+
+    boundary = np.flatnonzero((kinds & (ROW_START | COMMA)) != 0)
+    part_start = events[boundary] + np.where((kinds[boundary] & COMMA) != 0, 2, 0)
+    next_boundary = np.append(boundary[1:], len(events))
+    same_row_comma = np.zeros(len(boundary), dtype=bool)
+    inside = next_boundary < len(events)
+    same_row_comma[inside] = kinds[next_boundary[inside]] == COMMA
+    part_row = row[boundary]
+    part_end = np.where(same_row_comma, events[np.minimum(next_boundary, len(events) - 1)], offsets[part_row + 1])
+    first = boundary + 1
+    has_colon = (first < next_boundary) & (kinds[np.minimum(first, len(events) - 1)] == COLON)
+    colon = np.where(has_colon, events[np.minimum(first, len(events) - 1)], -1)
+
+    nonempty = part_end > part_start
+    if not nonempty.all():
+        keep = nonempty
+        part_start, part_end, colon, part_row, has_colon = (
+            part_start[keep], part_end[keep], colon[keep], part_row[keep], has_colon[keep]
+        )
+    malformed = ~has_colon | (colon == part_start)
+    if (~has_colon).any():  # a part of spaces only is empty, not malformed (as in parse_pairs)
+        for index in np.flatnonzero(malformed).tolist():
+            if not data[part_start[index] : part_end[index]].tobytes().strip():
+                malformed[index] = False
+        blank = ~has_colon & ~malformed
+        if blank.any():
+            keep = ~blank
+            part_start, part_end, colon, part_row, malformed = (
+                part_start[keep], part_end[keep], colon[keep], part_row[keep], malformed[keep]
+            )
+    return _Parts(part_start + base, colon + np.where(colon >= 0, base, 0), part_end + base, part_row, malformed)
+
+
+def _empty_values(values: pa.StringArray, raw_lengths: np.ndarray) -> np.ndarray:
+    offsets = _offsets(values)
+    if len(values) and int(offsets[-1] - offsets[0]) != int(raw_lengths.sum()):  # some were trimmed
+        return np.diff(offsets) == 0
+    return raw_lengths <= 0
+
+
+def _trimmed(values: pa.StringArray, buffer: pa.Buffer, start: np.ndarray, end: np.ndarray) -> pa.StringArray:
+    """Values without surrounding spaces (``"#token:  5 , "``); checked by byte, trimmed only when needed."""
+    if len(start) == 0:
+        return values
+    data = np.frombuffer(buffer, dtype=np.uint8)
+    nonempty = end > start
+    padded = nonempty & ((data[np.minimum(start, len(data) - 1)] <= 32) | (data[np.maximum(end - 1, 0)] <= 32))
+    return pc.utf8_trim_whitespace(values) if padded.any() else values
+
+
+def _two_byte_positions(data: np.ndarray, separator: bytes) -> np.ndarray:
+    if len(data) < 2:
+        return np.array([], dtype=np.int64)
+    at = np.flatnonzero(data[:-1] == separator[0])
+    return at[data[at + 1] == separator[1]]
 
 
 def _offsets(strings: pa.StringArray) -> np.ndarray:
@@ -352,73 +502,83 @@ def _offsets(strings: pa.StringArray) -> np.ndarray:
 
 
 class _Column:
-    def __init__(self, kind: str, arrow_type: pa.DataType, count: int) -> None:
-        dtype = {INT: np.int64, FLOAT: np.float64, BOOL: np.bool_}[kind]
-        self.values = np.zeros(count, dtype=dtype)
-        self.valid = np.zeros(count, dtype=bool)
-        self.arrow_type = arrow_type
+    """One output column filled key by key; when several keys feed it (the graph flags) or a key
+    repeats in a line, the value written last in the line wins, as in ``parse_pairs``."""
 
-    def assign(self, rows: np.ndarray, values: np.ndarray) -> None:
-        self.values[rows] = values
-        self.valid[rows] = True
+    def __init__(self, kind: str, arrow_type: pa.DataType, count: int) -> None:
+        self.dtype = {INT: np.int64, FLOAT: np.float64, BOOL: np.bool_}[kind]
+        self.count = count
+        self.arrow_type = arrow_type
+        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (part index, row, value)
+
+    def add(self, part_index: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
+        self.chunks.append((part_index, rows, values))
 
     def array(self) -> pa.Array:
-        return pa.array(self.values, mask=~self.valid, type=self.arrow_type)
+        values = np.zeros(self.count, dtype=self.dtype)
+        valid = np.zeros(self.count, dtype=bool)
+        if len(self.chunks) == 1:
+            _, rows, chunk_values = self.chunks[0]
+            order = np.arange(len(rows))
+        elif self.chunks:
+            part_index, rows, chunk_values = (np.concatenate(parts) for parts in zip(*self.chunks, strict=True))
+            order = np.argsort(part_index, kind="stable")
+        else:
+            return pa.nulls(self.count, type=self.arrow_type)
+        if len(rows) == 0:
+            return pa.nulls(self.count, type=self.arrow_type)
+        rows, chunk_values = rows[order], chunk_values[order]  # in part order, hence by row
+        last = np.append(rows[1:] != rows[:-1], True)  # a key repeated in a line: its last value
+        values[rows[last]] = chunk_values[last]
+        valid[rows] = True
+        return pa.array(values, mask=~valid, type=self.arrow_type)
 
 
 def _empty_columns(fields: dict[str, tuple[str, str]], count: int) -> dict[str, _Column]:
-    schema = SCHEMAS["decode_stats"] if "accept len" in fields else SCHEMAS["prefill_stats"]
+    schema = SCHEMAS["decode_stats"] if fields is DECODE_FIELDS else SCHEMAS["prefill_stats"]
     return {column: _Column(kind, schema.field(column).type, count) for column, kind in fields.values()}
 
 
 def _cast(values: pa.StringArray, kind: str) -> tuple[np.ndarray, np.ndarray]:
-    """(valid mask, values) for one key's values; invalid ones are reported, not guessed."""
+    """(valid mask, values) for one key's values; invalid ones are reported, never guessed."""
     if kind == BOOL:
-        true, false = pc.equal(values, "True").to_numpy(zero_copy_only=False), pc.equal(values, "False").to_numpy(zero_copy_only=False)
+        true = pc.equal(values, "True").to_numpy(zero_copy_only=False)
+        false = pc.equal(values, "False").to_numpy(zero_copy_only=False)
         return true | false, true
     target = pa.int64() if kind == INT else pa.float64()
     try:
-        cast = pc.cast(values, target)
-        return np.ones(len(values), dtype=bool), cast.to_numpy(zero_copy_only=False)
+        return np.ones(len(values), dtype=bool), pc.cast(values, target).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
+        pass  # some value is off: check each (rare, so per value is fine)
     pattern = INT_VALUE if kind == INT else FLOAT_VALUE
-    texts = values.to_pylist()
+    texts = [text.strip() for text in values.to_pylist()]
     ok = np.array([bool(pattern.match(text)) for text in texts], dtype=bool)
     numbers = np.array([float(text) if good else 0.0 for text, good in zip(texts, ok, strict=True)])
     return ok, numbers.astype(np.int64) if kind == INT else numbers
 
 
-def _extra_fragments(
+def _extra_members(
     names: list[str], codes: np.ndarray, values: pa.StringArray, parent: np.ndarray, mask: np.ndarray, count: int
-) -> pa.StringArray:
+) -> _Members:
     """Per row, the JSON members (``"key": value, ``) of its unknown keys, in line order."""
     if not mask.any():
-        return pa.array([""] * count, type=pa.string())
-    selected = pa.array(mask)
+        return _Members()
     kept_codes = codes[mask]
-    kept_values = values.filter(selected)
+    kept_values = values.filter(pa.array(mask))
     is_percent = pc.match_substring_regex(kept_values, rf"^{NUMBER}%$")
     number_text = pc.if_else(is_percent, pc.utf8_slice_codeunits(kept_values, 0, -1), kept_values)
-    member = pc.binary_join_element_wise(
-        _dictionary_take([json.dumps(name) + ": " for name in names], kept_codes),
-        _json_value_text(number_text),
-        ", ",
-        "",
+    value_json = _json_value_text(number_text)
+    plain = pc.binary_join_element_wise(_dictionary_take([json.dumps(name) + ": " for name in names], kept_codes), value_json, ", ", "")
+    percent = pc.binary_join_element_wise(
+        _dictionary_take([json.dumps(f"{name} (%)") + ": " for name in names], kept_codes), value_json, ", ", ""
     )
-    percent_member = pc.binary_join_element_wise(
-        _dictionary_take([json.dumps(f"{name} (%)") + ": " for name in names], kept_codes),
-        _json_value_text(number_text),
-        ", ",
-        "",
-    )
-    graph_member = _dictionary_take(
-        [f'"graph": {json.dumps(name)}, ' if name in GRAPH_NAME_IN_EXTRA else "" for name in names], kept_codes
-    )
-    is_graph = pc.not_equal(graph_member, "")
-    member = pc.if_else(is_graph, graph_member, pc.if_else(is_percent, percent_member, member))
+    member = pc.if_else(is_percent, percent, plain)
+    graph_names = [f'"graph": {json.dumps(name)}, ' if name in GRAPH_NAME_IN_EXTRA else "" for name in names]
+    if any(graph_names):
+        graph = _dictionary_take(graph_names, kept_codes)
+        member = pc.if_else(pc.not_equal(graph, ""), graph, member)
     row_offsets = np.concatenate(([0], np.cumsum(np.bincount(parent[mask], minlength=count)))).astype(np.int32)
-    return pc.binary_join(pa.ListArray.from_arrays(pa.array(row_offsets), member), "")
+    return _Members(array=pc.binary_join(pa.ListArray.from_arrays(pa.array(row_offsets), member), ""))
 
 
 def _dictionary_take(texts: list[str], codes: np.ndarray) -> pa.StringArray:
@@ -445,49 +605,108 @@ def _json_string_literals(values: pa.StringArray) -> pa.StringArray:
     return pc.binary_join_element_wise('"', escaped, '"', "")
 
 
+def _json_objects(sources: list[_Members], count: int) -> pa.StringArray:
+    """Join per-row members from several sources into ``{...}`` text; null for rows with none."""
+    active = [source for source in sources if not source.empty]
+    if not active:
+        return pa.nulls(count, type=pa.string())
+    if len(active) == 1 and active[0].texts is not None:  # one dictionary source: build each object once
+        objects = ["{" + text.rstrip(", ") + "}" if text else None for text in active[0].texts]
+        return _dictionary_take(objects, active[0].codes)  # type: ignore[arg-type]
+    arrays = [source.to_array() for source in active]
+    joined = pc.binary_join_element_wise(*arrays, "") if len(arrays) > 1 else arrays[0]
+    members = pc.utf8_rtrim(joined, ", ")
+    wrapped = pc.binary_join_element_wise("{", members, "}", "")
+    empty = pc.equal(pc.binary_length(members), 0)
+    return pc.if_else(empty, pa.scalar(None, pa.string()), wrapped)
+
+
+# --- prefixes: timestamps and rank tags ------------------------------------------------
+
+
 @dataclass
-class _Prefixes:
-    ts: pa.TimestampArray
-    dp_rank: pa.Int32Array
-    tp_rank: pa.Int32Array
-    extra: pa.StringArray  # per row: "json fragment, " ... or ""
-    undated: list[int]
-    times: list[str]
+class _PrefixScan:
+    """What the prefixes of candidate rows say; ``valid`` marks prefixes of a known shape."""
+
+    valid: np.ndarray
+    datetimes: pa.StringArray  # "YYYY-MM-DD HH:MM:SS(.fff)", null when the line had no date
+    tag_texts: list[str]
+    tag_codes: np.ndarray
+    gpu: dict[int, int] = field(default_factory=dict)  # row → id, from the pre-2024-08 "[gpu=N] " message start
+    undated: dict[int, str] = field(default_factory=dict)  # row → time of day, for lines without a date
+
+    def subset(self, keep: np.ndarray) -> _PrefixScan:
+        position = np.cumsum(keep) - 1
+        return _PrefixScan(
+            valid=np.ones(int(keep.sum()), dtype=bool),
+            datetimes=self.datetimes.filter(pa.array(keep)),
+            tag_texts=self.tag_texts,
+            tag_codes=self.tag_codes[keep],
+            gpu={int(position[row]): gpu for row, gpu in self.gpu.items() if keep[row]},
+            undated={int(position[row]): time for row, time in self.undated.items() if keep[row]},
+        )
 
 
-def _read_prefixes(block: Block, line_start: np.ndarray, stem_start: np.ndarray) -> _Prefixes:
-    """Timestamps and rank tags. The common ``[YYYY-MM-DD HH:MM:SS(.mmm)( TAGS)] `` is read by
-    byte position; every other prefix shape by the full pattern (slower, still per block)."""
+def _read_prefixes(block: Block, line_start: np.ndarray, stem_start: np.ndarray) -> _PrefixScan:
+    """The common ``[YYYY-MM-DD HH:MM:SS(.mmm)( TAGS)] `` prefix is read by byte position; any
+    other shape by the full prefix pattern, which also rejects text that is not a known prefix."""
     count = len(line_start)
+    fast, time_end = _common_prefix_rows(block.array, line_start, stem_start)
+    rows = np.flatnonzero(fast)
+    tag_texts: list[str] = []
+    tag_codes = np.zeros(count, dtype=np.int32)
+    if len(rows):
+        encoded = pc.dictionary_encode(substrings(block.buffer, time_end[rows], stem_start[rows] - 2))
+        tag_texts = encoded.dictionary.to_pylist()
+        codes = encoded.indices.to_numpy()
+        tag_ok = np.array([bool(RANK_TAGS_ONLY.match(text)) for text in tag_texts], dtype=bool)
+        if not tag_ok.all():  # e.g. "[2024-07-01 10:00:00] [gpu=0] ": the full pattern reads those
+            fast[rows[~tag_ok[codes]]] = False
+            rows, codes = rows[tag_ok[codes]], codes[tag_ok[codes]]
+        tag_codes[rows] = codes
+    if fast.all():
+        datetimes = substrings(block.buffer, line_start + 1, time_end)
+        return _PrefixScan(np.ones(count, dtype=bool), datetimes, tag_texts, tag_codes)
+    return _read_other_prefixes(block, line_start, stem_start, fast, time_end, tag_texts, tag_codes)
+
+
+def _read_other_prefixes(
+    block: Block,
+    line_start: np.ndarray,
+    stem_start: np.ndarray,
+    fast: np.ndarray,
+    time_end: np.ndarray,
+    tag_texts: list[str],
+    tag_codes: np.ndarray,
+) -> _PrefixScan:
+    count = len(line_start)
+    valid = fast.copy()
     datetimes = np.empty(count, dtype=object)
-    tags = np.empty(count, dtype=object)
-    gpu = np.empty(count, dtype=object)
-    fast = _read_common_prefixes(block, line_start, stem_start, datetimes, tags)
-    undated: list[int] = []
-    times: dict[int, str] = {}
-    slow_rows = np.flatnonzero(~fast)
-    if len(slow_rows):
-        prefixes = substrings(block.buffer, line_start[slow_rows], stem_start[slow_rows])
-        for row, found in zip(slow_rows.tolist(), pc.extract_regex(prefixes, PREFIX_ONLY).to_pylist(), strict=True):
-            found = found or {}
-            date = found.get("b_date") or found.get("c_date") or found.get("p_date") or ""
-            time = found.get("b_time") or found.get("c_time") or found.get("p_time") or ""
-            tags[row] = found.get("b_tags") or found.get("c_tags") or ""
-            gpu[row] = found.get("gpu") or None
-            datetimes[row] = f"{date} {time}" if date and time else None
-            if time and not date:
-                undated.append(row)
-                times[row] = time
-    ts = _timestamps(datetimes)
-    dp, tp, extra = _rank_columns(tags, gpu, undated, times)
-    return _Prefixes(ts, dp, tp, extra, undated, [times[row] for row in undated])
+    rows = np.flatnonzero(fast)
+    if len(rows):
+        datetimes[rows] = substrings(block.buffer, line_start[rows] + 1, time_end[rows]).to_numpy(zero_copy_only=False)
+    tag_index = {text: index for index, text in enumerate(tag_texts)}
+    scan_gpu: dict[int, int] = {}
+    undated: dict[int, str] = {}
+    slow = np.flatnonzero(~fast)
+    prefixes = substrings(block.buffer, line_start[slow], stem_start[slow])
+    for row, found in zip(slow.tolist(), pc.extract_regex(prefixes, PREFIX_ONLY).to_pylist(), strict=True):
+        if found is None:
+            continue  # not a known prefix: the line is not a stats line
+        valid[row] = True
+        date, time, tags = prefix_fields(found)
+        tag_codes[row] = tag_index.setdefault(tags, len(tag_index))
+        if found.get("gpu"):
+            scan_gpu[row] = int(found["gpu"])
+        datetimes[row] = f"{date} {time}" if date and time else None
+        if time and not date:
+            undated[row] = time
+    texts = [text for text, _ in sorted(tag_index.items(), key=lambda item: item[1])]
+    return _PrefixScan(valid, pa.array(datetimes, type=pa.string()), texts, tag_codes, scan_gpu, undated)
 
 
-def _read_common_prefixes(
-    block: Block, line_start: np.ndarray, stem_start: np.ndarray, datetimes: np.ndarray, tags: np.ndarray
-) -> np.ndarray:
-    """Fill date-times and tags of rows in the common bracket shape; return which rows those are."""
-    bytes_ = block.array
+def _common_prefix_rows(bytes_: np.ndarray, line_start: np.ndarray, stem_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows whose prefix is ``[YYYY-MM-DD HH:MM:SS(.fff)...] `` right before the stem, and where their time ends."""
     fast = _matches_template(bytes_, line_start, stem_start, BRACKET_DATETIME)
     time_end = line_start + len(BRACKET_DATETIME)
     digits = fast & np.isin(_byte_at(bytes_, time_end, stem_start), (BYTE["."], BYTE[","]))
@@ -499,42 +718,50 @@ def _read_common_prefixes(
     closes = (_byte_at(bytes_, stem_start - 2, stem_start) == BYTE["]"]) & (
         _byte_at(bytes_, stem_start - 1, stem_start) == BYTE[" "]
     )
-    fast &= closes & (stem_start - 2 >= time_end)
-    rows = np.flatnonzero(fast)
-    if len(rows) == 0:
-        return fast
-    tag_texts = pc.dictionary_encode(substrings(block.buffer, time_end[rows], stem_start[rows] - 2))
-    tag_ok = np.array([bool(RANK_TAGS_ONLY.match(text)) for text in tag_texts.dictionary.to_pylist()], dtype=bool)
-    codes = tag_texts.indices.to_numpy(zero_copy_only=False)
-    if not tag_ok.all():  # e.g. "[2024-07-01 10:00:00] [gpu=0] ": leave those rows to the full pattern
-        fast[rows[~tag_ok[codes]]] = False
-        rows, codes = rows[tag_ok[codes]], codes[tag_ok[codes]]
-    datetimes[rows] = substrings(block.buffer, line_start[rows] + 1, time_end[rows]).to_numpy(zero_copy_only=False)
-    tags[rows] = np.array(tag_texts.dictionary.to_pylist(), dtype=object)[codes]
-    return fast
+    return fast & closes & (stem_start - 2 >= time_end), time_end
 
 
 def _matches_template(bytes_: np.ndarray, start: np.ndarray, limit: np.ndarray, template: str) -> np.ndarray:
+    """Rows whose bytes at ``start`` follow ``template``'s punctuation ('d' stands for a digit)."""
     ok = start + len(template) <= limit
     for offset, char in enumerate(template):
-        byte = _byte_at(bytes_, start + offset, limit)
-        ok &= (byte >= BYTE["0"]) & (byte <= BYTE["9"]) if char == "d" else byte == ord(char)
+        if char != "d":  # digits are checked where the timestamp is cast
+            ok &= _byte_at(bytes_, start + offset, limit) == ord(char)
     return ok
 
 
-def _timestamps(datetimes: np.ndarray) -> pa.TimestampArray:
-    texts = pa.array(datetimes, type=pa.string())
-    if pc.any(pc.match_substring(texts, ",")).as_py():
-        texts = pc.replace_substring(texts, ",", ".")
+def _prefix_columns(prefix: _PrefixScan) -> tuple[pa.Array, pa.Array, pa.Array, _Members]:
+    """ts, dp_rank, tp_rank, and extra members: other rank tags, ``[gpu=N]``, the time of date-less lines."""
+    ts = _timestamps(prefix.datetimes)
+    parsed = [rank_tags(text or "") for text in prefix.tag_texts] or [{}]
+    codes = prefix.tag_codes
+    dp = np.array([ranks.get("dp_rank", -1) for ranks in parsed], dtype=np.int64)[codes]
+    tp = np.array([ranks.get("tp_rank", -1) for ranks in parsed], dtype=np.int64)[codes]
+    rank_members = [
+        "".join(f"{json.dumps(name)}: {value}, " for name, value in ranks.items() if name not in ("dp_rank", "tp_rank"))
+        for ranks in parsed
+    ]
+    members = _Members(texts=rank_members, codes=codes)
+    if prefix.gpu or prefix.undated:
+        per_row = members.to_array().to_numpy(zero_copy_only=False).astype(object)
+        for row, gpu in prefix.gpu.items():
+            per_row[row] += f'"gpu": {gpu}, '
+        for row, time in prefix.undated.items():
+            per_row[row] += f'"log_time": {json.dumps(time)}, '
+        members = _Members(array=pa.array(per_row, type=pa.string()))
+    return ts, pa.array(dp, mask=dp < 0, type=pa.int32()), pa.array(tp, mask=tp < 0, type=pa.int32()), members
+
+
+def _timestamps(datetimes: pa.StringArray) -> pa.Array:
+    if pc.any(pc.match_substring(datetimes, ",")).as_py():
+        datetimes = pc.replace_substring(datetimes, ",", ".")
     try:
-        return pc.cast(texts, pa.timestamp("us"))
-    except pa.ArrowInvalid:  # an impossible date somewhere: null just those
-        return pa.array([_timestamp_or_none(text) for text in texts.to_pylist()], type=pa.timestamp("us"))
+        return pc.cast(datetimes, pa.timestamp("us"))
+    except pa.ArrowInvalid:  # an impossible date somewhere (2025-02-30): null just those
+        return pa.array([_timestamp_or_none(text) for text in datetimes.to_pylist()], type=pa.timestamp("us"))
 
 
-def _timestamp_or_none(text: str | None) -> Any:
-    from datetime import datetime
-
+def _timestamp_or_none(text: str | None) -> datetime | None:
     if not text:
         return None
     try:
@@ -543,52 +770,13 @@ def _timestamp_or_none(text: str | None) -> Any:
         return None
 
 
-def _rank_columns(
-    tags: np.ndarray, gpu: np.ndarray, undated: list[int], times: dict[int, str]
-) -> tuple[pa.Array, pa.Array, pa.StringArray]:
-    """dp_rank / tp_rank columns from rank tags; other ranks, [gpu=N] and date-less times as extra members."""
-    count = len(tags)
-    encoded = pc.dictionary_encode(pa.array(tags, type=pa.string()))
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    parsed = [rank_tags(text or "") for text in encoded.dictionary.to_pylist()]
-    dp = np.array([ranks.get("dp_rank", -1) for ranks in parsed], dtype=np.int64)[codes]
-    tp = np.array([ranks.get("tp_rank", -1) for ranks in parsed], dtype=np.int64)[codes]
-    others = [
-        "".join(f"{json.dumps(name)}: {value}, " for name, value in ranks.items() if name not in ("dp_rank", "tp_rank"))
-        for ranks in parsed
-    ]
-    extra = _dictionary_take(others, codes)
-    per_row = [None] * count
-    for row in range(count) if any(value is not None for value in gpu) else ():
-        if gpu[row] is not None:
-            per_row[row] = f'"gpu": {int(gpu[row])}, '
-    for row in undated:
-        per_row[row] = (per_row[row] or "") + f'"log_time": {json.dumps(times[row])}, '
-    if any(value is not None for value in per_row):
-        extra = pc.binary_join_element_wise(extra, pa.array([value or "" for value in per_row], type=pa.string()), "")
-    return (
-        pa.array(dp, mask=dp < 0, type=pa.int32()),
-        pa.array(tp, mask=tp < 0, type=pa.int32()),
-        extra,
-    )
-
-
-def _label_fragments(block: Block, start: np.ndarray, end: np.ndarray) -> pa.StringArray:
+def _label_members(block: Block, start: np.ndarray, end: np.ndarray) -> _Members:
     """``Decode batch [N],``: N is SGLang's forward count (sometimes a word: ``[first graph replay]``)."""
-    count = len(start)
     rows = np.flatnonzero(start >= 0)
     if len(rows) == 0:
-        return pa.array([""] * count, type=pa.string())
+        return _Members()
     labels = substrings(block.buffer, start[rows], end[rows])
     members = pc.binary_join_element_wise('"forward_ct": ', _json_value_text(labels), ", ", "")
-    texts = np.full(count, "", dtype=object)
+    texts = np.full(len(start), "", dtype=object)
     texts[rows] = members.to_numpy(zero_copy_only=False)
-    return pa.array(texts, type=pa.string())
-
-
-def _json_objects(parts: list[pa.StringArray], count: int) -> pa.StringArray:
-    """Join per-row ``"k": v, `` members from several sources into ``{...}`` text, null when empty."""
-    joined = pc.binary_join_element_wise(*parts, "") if len(parts) > 1 else parts[0]
-    members = pc.utf8_rtrim(joined, ", ")
-    wrapped = pc.binary_join_element_wise("{", members, "}", "")
-    return pc.if_else(pc.equal(members, ""), pa.scalar(None, pa.string()), wrapped)
+    return _Members(array=pa.array(texts, type=pa.string()))
