@@ -1,7 +1,7 @@
-"""Pure computations behind the pages: comparison with a baseline, cycle estimates, config diffs.
+"""Pure computations behind the pages: comparison with a baseline, the cycle model, break-even, config diffs.
 
 DataFrames in, DataFrames or plain values out; no Streamlit, no SQL. Definitions
-follow DOMAIN.md §2–§3 and docs/metrics.md.
+follow DOMAIN.md §2–§3 and docs/dashboard.md.
 """
 from __future__ import annotations
 
@@ -20,17 +20,24 @@ METRIC_LABELS = {
     TOKENS_OVER_TIME: "Σ output tokens ÷ Σ wall time",
     MEAN_OF_RUNS: "mean of per-run tok/s",
 }
+ISO_SPEEDUPS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
 
-# Keys that make a variant what it is: they are expected to differ between variants.
-DRAFTER_KEYS = frozenset({"speculative_algorithm", "speculative_draft_model_path", "speculative_draft_model_revision"})
-# Speculation settings: differ by design against the baseline, but matter between drafters.
-SPEC_KEY_PREFIX = "speculative_"
-# Keys that never change what is measured.
-IGNORED_KEYS = frozenset(
-    {"host", "port", "served_model_name", "log_level", "log_requests", "random_seed", "watchdog_timeout",
-     "decode_log_interval", "tokenizer_path", "file_storage_path", "api_key", "nccl_port", "dist_init_addr"}
-)
+CYCLE_ESTIMATED = "estimate: tokens/step ÷ tok/s"
+CYCLE_MEASURED = "measured: profiler trace"
+STEP_ESTIMATED = "estimate: 1 ÷ tok/s"
 
+
+def _num(value: Any) -> float | None:
+    if value is None or value is pd.NA:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+# --- means, intervals and the comparison ------------------------------------------------------
 
 def ci_from_summary(n: int, mean: float, sd: float | None, level: float = 0.95) -> MeanCI:
     if n < 2 or sd is None or (isinstance(sd, float) and math.isnan(sd)):
@@ -59,14 +66,24 @@ def verdict(diff: DiffCI) -> str:
     return "faster" if diff.diff > 0 else "slower"
 
 
+def default_baseline(variants: list[str], speculative: dict[str, bool]) -> str | None:
+    """The variant whose server ran without speculation; else one labelled 'baseline'; else none."""
+    plain = [v for v in variants if speculative.get(v) is False]
+    named = [v for v in variants if v.lower() == "baseline"]
+    return (plain or named or [None])[0]
+
+
 def compare_variants(
     summary: pd.DataFrame, accept: pd.DataFrame, baseline: str | None, metric: str = TOKENS_OVER_TIME
 ) -> pd.DataFrame:
-    """One row per variant: both means, 95% CI, Δ vs baseline (Welch), accept length, estimated cycle time."""
+    """One row per variant: both means, 95% CI, Δ vs baseline (Welch), accept length, estimated cycle time.
+
+    Δ is on the mean of per-run tok/s (the quantity the t and Welch intervals are
+    about); the headline figure is ``metric``. Speedup is headline ÷ baseline headline.
+    """
     accept_by = accept.set_index("variant") if not accept.empty else pd.DataFrame()
     base_row = summary[summary["variant"] == baseline]
-    base_ci = None
-    base_rate = None
+    base_ci, base_rate = None, None
     if not base_row.empty:
         row = base_row.iloc[0]
         base_ci = ci_from_summary(int(row["n_runs"]), float(row["mean_of_runs"]), _num(row["sd"]))
@@ -74,8 +91,8 @@ def compare_variants(
     rows = []
     for _, row in summary.iterrows():
         ci = ci_from_summary(int(row["n_runs"]), float(row["mean_of_runs"]), _num(row["sd"]))
-        tau = _num(accept_by["tokens_per_step"].get(row["variant"])) if not accept_by.empty else None
-        drafts = _num(accept_by["accepted_drafts_per_step"].get(row["variant"])) if not accept_by.empty else None
+        log = accept_by.loc[row["variant"]] if row["variant"] in accept_by.index else None
+        tau = _num(log["tokens_per_step"]) if log is not None else None
         rate = float(row[metric])
         out: dict[str, Any] = {
             "variant": row["variant"],
@@ -89,32 +106,28 @@ def compare_variants(
             "sd": ci.sd,
             "short_runs": int(row["short_runs"]),
             "tokens_per_step": tau,
-            "accepted_drafts_per_step": drafts,
+            "accepted_drafts_per_step": _num(log["accepted_drafts_per_step"]) if log is not None else None,
+            "log_lines": int(_num(log.get("log_lines")) or 0) if log is not None else 0,
             "cycle_ms_est": (tau if tau is not None else 1.0) / rate * 1000 if rate > 0 else None,
             "is_baseline": row["variant"] == baseline,
+            "session_ids": list(row["session_ids"]) if "session_ids" in row and row["session_ids"] is not None else [],
         }
-        if base_ci is not None and base_rate:
+        if base_ci is not None and base_rate and out["is_baseline"]:
+            out.update(delta=0.0, delta_pct=0.0, verdict="baseline", speedup=1.0)
+        elif base_ci is not None and base_rate:
             diff = welch_from_summary(ci, base_ci)
             out.update(
                 delta=diff.diff,
                 delta_pct=diff.diff / base_ci.mean * 100,
                 delta_low=diff.low,
                 delta_high=diff.high,
-                verdict="baseline" if out["is_baseline"] else verdict(diff),
+                delta_pct_low=None if diff.low is None else diff.low / base_ci.mean * 100,
+                delta_pct_high=None if diff.high is None else diff.high / base_ci.mean * 100,
+                verdict=verdict(diff),
                 speedup=rate / base_rate,
             )
         rows.append(out)
     return pd.DataFrame(rows)
-
-
-def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
 
 
 # --- cycle model (DOMAIN.md §2) ---------------------------------------------------------------
@@ -155,7 +168,144 @@ class CycleEstimate:
         return self.tokens_per_step * self.baseline_step_ms
 
 
+@dataclass(frozen=True)
+class BreakEven:
+    """Where one variant sits in the (τ, r) plane and what it would need to break even."""
+
+    variant: str
+    tokens_per_step: float  # τ, bonus token included
+    cycle_ms: float
+    cycle_source: str
+    baseline_step_ms: float
+    baseline_step_source: str
+    observed_speedup: float | None
+    estimated_cycle_ms: float  # the cycle model's figure, kept beside a measured one for comparison
+
+    @property
+    def cost_ratio(self) -> float:
+        return self.cycle_ms / self.baseline_step_ms
+
+    @property
+    def predicted_speedup(self) -> float:
+        return self.tokens_per_step / self.cost_ratio
+
+    @property
+    def needed_tokens_per_step(self) -> float:
+        """Accept length (bonus incl.) that breaks even at this cycle cost: τ = r."""
+        return self.cost_ratio
+
+    @property
+    def needed_accepted_drafts(self) -> float:
+        return self.cost_ratio - 1
+
+    @property
+    def needed_cycle_ms(self) -> float:
+        """Cycle time that breaks even at this accept length: r = τ."""
+        return self.tokens_per_step * self.baseline_step_ms
+
+    def sentence(self) -> str:
+        how = ("estimated from tok/s and accept length" if self.cycle_source == CYCLE_ESTIMATED
+               else f"measured in a profiler trace; the cycle model says {self.estimated_cycle_ms:.1f} ms")
+        verdict_text = "loses to" if self.predicted_speedup < 1 else "beats"
+        return (
+            f"**{self.variant}**: r = {self.cost_ratio:.2f} (cycle ≈ {self.cycle_ms:.1f} ms, {how}, vs baseline step "
+            f"{self.baseline_step_ms:.1f} ms), τ = {self.tokens_per_step:.2f} tokens/step, so it {verdict_text} baseline "
+            f"(S = τ ÷ r = {self.predicted_speedup:.2f}). At this cycle cost it breaks even at τ = "
+            f"{self.needed_tokens_per_step:.2f} tokens/step, i.e. **{self.needed_accepted_drafts:.2f} accepted drafts per "
+            f"step** (now {self.tokens_per_step - 1:.2f}). At its accept length it would need a cycle of "
+            f"**≤ {self.needed_cycle_ms:.1f} ms** (r ≤ {self.tokens_per_step:.2f})."
+        )
+
+
+def measured_cycle_ms(measured: pd.DataFrame, variant: str, kind: str) -> float | None:
+    if measured.empty:
+        return None
+    rows = measured[(measured["variant"] == variant) & (measured["cycle_kind"] == kind)]
+    return _num(rows["cycle_ms"].iloc[0]) if not rows.empty else None
+
+
+def baseline_step(
+    comparison: pd.DataFrame, measured: pd.DataFrame, baseline: str | None, metric_column: str = "headline"
+) -> tuple[float, str] | None:
+    """The baseline's step time: from its trace when one exists, else 1 ÷ its tok/s."""
+    if baseline is None:
+        return None
+    from_trace = measured_cycle_ms(measured, baseline, "decode")
+    if from_trace is not None:
+        return from_trace, CYCLE_MEASURED
+    rows = comparison[comparison["variant"] == baseline]
+    rate = _num(rows[metric_column].iloc[0]) if not rows.empty else None
+    return (1000 / rate, STEP_ESTIMATED) if rate else None
+
+
+def break_even(comparison: pd.DataFrame, measured: pd.DataFrame, baseline: str | None) -> list[BreakEven]:
+    """Per speculative variant with an accept length: its (τ, r) and what it needs to break even."""
+    step = baseline_step(comparison, measured, baseline)
+    if step is None:
+        return []
+    step_ms, step_source = step
+    out = []
+    for _, row in comparison.iterrows():
+        tau = _num(row.get("tokens_per_step"))
+        if row["variant"] == baseline or tau is None:
+            continue
+        estimate = tau / row["headline"] * 1000
+        cycle = measured_cycle_ms(measured, row["variant"], "speculative")
+        source = CYCLE_MEASURED if cycle is not None else CYCLE_ESTIMATED
+        out.append(BreakEven(row["variant"], tau, estimate if cycle is None else cycle, source, step_ms, step_source,
+                             _num(row.get("speedup")), estimate))
+    return out
+
+
+def plane_points(
+    sessions: pd.DataFrame, accept: pd.DataFrame, baseline_step_ms: float, metric: str
+) -> pd.DataFrame:
+    """Every session as a point (τ, r) from its own tok/s and accept length (cycle model)."""
+    tau_by = accept.set_index("session_id")["tokens_per_step"].to_dict() if not accept.empty else {}
+    rows = []
+    for _, row in sessions.iterrows():
+        rate = _num(row[metric])
+        tau = _num(tau_by.get(row["session_id"]))
+        if rate is None or rate <= 0:
+            continue
+        tau = 1.0 if tau is None else tau  # no accept length logged: plain decode, one token per step
+        cycle_ms = tau / rate * 1000
+        rows.append({
+            "session_id": row["session_id"], "variant": row["variant"], "phase": row["phase"],
+            "started_at": row["started_at"], "tok_per_s": rate, "tokens_per_step": tau,
+            "cycle_ms": cycle_ms, "cost_ratio": cycle_ms / baseline_step_ms,
+            "speedup": tau / (cycle_ms / baseline_step_ms),
+        })
+    return pd.DataFrame(rows)
+
+
 # --- config differences -----------------------------------------------------------------------
+
+# Keys that make a variant what it is: they are expected to differ between variants.
+DRAFTER_KEYS = frozenset({"speculative_algorithm", "speculative_draft_model_path", "speculative_draft_model_revision"})
+SPEC_KEY_PREFIX = "speculative_"
+# Keys that never change what is measured.
+IGNORED_KEYS = frozenset(
+    {"host", "port", "served_model_name", "log_level", "log_level_http", "log_requests", "log_requests_level",
+     "random_seed", "watchdog_timeout", "decode_log_interval", "tokenizer_path", "file_storage_path", "api_key",
+     "nccl_port", "dist_init_addr", "show_time_cost", "enable_metrics", "crash_dump_folder", "bucket_time_to_first_token",
+     "bucket_e2e_request_latency", "bucket_inter_token_latency", "collect_tokens_histogram", "prompt_tokens_buckets",
+     "generation_tokens_buckets"}
+)
+# Settings worth naming even when equal: what "like-for-like" is checked on.
+KEY_SETTINGS = ("model_path", "version", "tp_size", "dp_size", "ep_size", "pp_size", "disable_cuda_graph",
+                "cuda_graph_max_bs", "attention_backend", "kv_cache_dtype", "quantization", "max_running_requests",
+                "speculative_algorithm", "speculative_draft_model_path", "speculative_num_steps",
+                "speculative_eagle_topk", "speculative_num_draft_tokens")
+KIND_EXPLAINED = {
+    "drafter": "what the variant is: expected to differ",
+    "speculation setting": "by design against a baseline without speculation; matters between drafters",
+    "setup": "changes what is measured: not like-for-like",
+    "benchmark": "different benchmark load: not like-for-like",
+    "observed": "seen in the server log: not like-for-like",
+    "unknown": "cannot be checked",
+}
+
 
 def config_args(row: pd.Series) -> dict[str, Any]:
     try:
@@ -165,6 +315,14 @@ def config_args(row: pd.Series) -> dict[str, Any]:
     return args if isinstance(args, dict) else {}
 
 
+def setting_kind(key: str) -> str:
+    if key in DRAFTER_KEYS:
+        return "drafter"
+    if key.startswith(SPEC_KEY_PREFIX):
+        return "speculation setting"
+    return "setup"
+
+
 def config_diff(base: dict[str, Any], other: dict[str, Any]) -> list[dict[str, Any]]:
     """Every key whose value differs, with its kind: drafter identity, speculation setting, or setup."""
     diffs = []
@@ -172,46 +330,82 @@ def config_diff(base: dict[str, Any], other: dict[str, Any]) -> list[dict[str, A
         if key in IGNORED_KEYS:
             continue
         a, b = base.get(key), other.get(key)
-        if a == b:
-            continue
-        if key in DRAFTER_KEYS:
-            kind = "drafter"
-        elif key.startswith(SPEC_KEY_PREFIX):
-            kind = "speculation setting"
-        else:
-            kind = "setup"
-        diffs.append({"key": key, "baseline": _show(a), "this": _show(b), "kind": kind})
+        if a != b:
+            diffs.append({"key": key, "baseline": show(a), "this": show(b), "kind": setting_kind(key)})
     return diffs
 
 
-def _show(value: Any) -> str:
-    return "—" if value is None else json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+def show(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def side_by_side(configs: dict[str, dict[str, Any]], diff_only: bool) -> pd.DataFrame:
+    """Settings as rows, one column per config; with ``diff_only`` only rows whose values differ."""
+    keys = sorted(set().union(*configs.values()) - IGNORED_KEYS) if configs else []
+    rows = []
+    for key in keys:
+        values = [show(args.get(key)) for args in configs.values()]
+        if diff_only and len(set(values)) <= 1:
+            continue
+        rows.append({"setting": key, "kind": setting_kind(key), **dict(zip(configs, values))})
+    return pd.DataFrame(rows, columns=["setting", "kind", *configs])
 
 
 def comparability(
-    configs: pd.DataFrame, summary: pd.DataFrame, baseline: str | None
+    configs: pd.DataFrame, summary: pd.DataFrame, accept: pd.DataFrame, baseline: str | None
 ) -> list[dict[str, Any]]:
-    """Differences that make a comparison with the baseline not like-for-like.
+    """Every difference from the baseline other than the drafter, each marked whether it breaks like-for-like.
 
-    Setup keys (model, tp_size, CUDA graph, ...) always count; speculation settings
-    count only between two speculative variants; max_tokens and prompt lengths come
-    from the benchmark sessions.
+    Setup keys (model, tp_size, version, CUDA graph, ...), the benchmark load
+    (max_tokens, prompt lengths, model) and CUDA-graph use seen in the log always
+    count; speculation settings count only when the baseline itself speculates
+    (else they differ by design and are listed as expected).
     """
-    findings: list[dict[str, Any]] = []
+    if baseline is None:
+        return []
     by_variant = {row["variant"]: config_args(row) for _, row in configs.iterrows()}
+    findings: list[dict[str, Any]] = []
     base_args = by_variant.get(baseline)
-    base_spec = bool(base_args and base_args.get("speculative_algorithm"))
-    for variant, args in by_variant.items():
-        if variant == baseline or base_args is None:
-            continue
-        for diff in config_diff(base_args, args):
-            if diff["kind"] == "setup" or (diff["kind"] == "speculation setting" and base_spec):
-                findings.append({"variant": variant, **diff})
+    if base_args is None:
+        findings.append(finding(baseline, "server config", "not ingested", "—", "unknown", True))
+    else:
+        base_spec = bool(base_args.get("speculative_algorithm"))
+        for variant, args in by_variant.items():
+            if variant == baseline:
+                continue
+            for diff in config_diff(base_args, args):
+                breaks = diff["kind"] == "setup" or (diff["kind"] == "speculation setting" and base_spec)
+                if diff["kind"] != "drafter":
+                    findings.append(finding(variant, diff["key"], diff["baseline"], diff["this"], diff["kind"], breaks))
+    for _, row in configs.iterrows():
+        if _num(row.get("distinct_configs")) and _num(row["distinct_configs"]) > 1:
+            findings.append(finding(row["variant"], "server config", "one", f"{int(row['distinct_configs'])} different",
+                                    "setup", True))
     findings += session_differences(summary, baseline)
-    if base_args is None and baseline is not None:
-        findings.append({"variant": baseline, "key": "server config", "baseline": "—", "this": "not ingested",
-                         "kind": "unknown"})
+    findings += observed_differences(accept, baseline)
     return findings
+
+
+def finding(variant: str, key: str, base: str, this: str, kind: str, breaks: bool) -> dict[str, Any]:
+    return {"variant": variant, "setting": key, "baseline": base, "this": this, "kind": kind,
+            "like_for_like": not breaks}
+
+
+def drafter_differences(configs: pd.DataFrame, baseline: str | None) -> pd.DataFrame:
+    """Speculation settings that differ between the speculative variants (not the baseline)."""
+    spec = {row["variant"]: config_args(row) for _, row in configs.iterrows()
+            if row["variant"] != baseline and config_args(row).get("speculative_algorithm")}
+    if len(spec) < 2:
+        return pd.DataFrame()
+    table = side_by_side({v: {k: a for k, a in args.items() if k.startswith(SPEC_KEY_PREFIX)} for v, args in spec.items()},
+                         diff_only=True)
+    return table[table["kind"] != "drafter"].reset_index(drop=True)
 
 
 def session_differences(summary: pd.DataFrame, baseline: str | None) -> list[dict[str, Any]]:
@@ -221,20 +415,37 @@ def session_differences(summary: pd.DataFrame, baseline: str | None) -> list[dic
     b = base.iloc[0]
     findings = []
     for _, row in summary[summary["variant"] != baseline].iterrows():
-        if sorted(_as_list(row["max_tokens"])) != sorted(_as_list(b["max_tokens"])):
-            findings.append({"variant": row["variant"], "key": "max_tokens", "baseline": _show(_as_list(b["max_tokens"])),
-                             "this": _show(_as_list(row["max_tokens"])), "kind": "benchmark"})
+        if _as_list(row["max_tokens"]) != _as_list(b["max_tokens"]):
+            findings.append(finding(row["variant"], "max_tokens", show(_as_list(b["max_tokens"])),
+                                    show(_as_list(row["max_tokens"])), "benchmark", True))
         if not _ranges_overlap(row, b):
-            findings.append({"variant": row["variant"], "key": "prompt tokens",
-                             "baseline": f"{_int(b['prompt_min'])}–{_int(b['prompt_max'])}",
-                             "this": f"{_int(row['prompt_min'])}–{_int(row['prompt_max'])}", "kind": "benchmark"})
+            findings.append(finding(row["variant"], "prompt tokens", f"{_int(b['prompt_min'])}–{_int(b['prompt_max'])}",
+                                    f"{_int(row['prompt_min'])}–{_int(row['prompt_max'])}", "benchmark", True))
+        if "models" in row and _as_list(row["models"]) and _as_list(b["models"]) and _as_list(row["models"]) != _as_list(b["models"]):
+            findings.append(finding(row["variant"], "model (benchmark)", show(_as_list(b["models"])),
+                                    show(_as_list(row["models"])), "benchmark", True))
     return findings
 
 
-def _as_list(value: Any) -> list[Any]:
-    if value is None:
+def observed_differences(accept: pd.DataFrame, baseline: str | None) -> list[dict[str, Any]]:
+    """CUDA-graph use as the decode lines report it, when it differs from the baseline's."""
+    if accept.empty or "cuda_graph" not in accept:
         return []
-    return [v for v in list(value) if v is not None]
+    graphs = {row["variant"]: _as_list(row["cuda_graph"]) for _, row in accept.iterrows()}
+    base = graphs.get(baseline)
+    if not base:
+        return []
+    return [
+        finding(variant, "cuda graph (decode lines)", show(base), show(values), "observed", True)
+        for variant, values in graphs.items()
+        if variant != baseline and values and values != base
+    ]
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return []
+    return sorted(v for v in list(value) if v is not None)
 
 
 def _int(value: Any) -> str:
@@ -243,8 +454,28 @@ def _int(value: Any) -> str:
 
 
 def _ranges_overlap(a: pd.Series, b: pd.Series) -> bool:
+    """Prompt-length ranges count as comparable unless one lies beyond twice the other (short prompts jitter)."""
     values = [_num(a["prompt_min"]), _num(a["prompt_max"]), _num(b["prompt_min"]), _num(b["prompt_max"])]
     if any(v is None for v in values):
         return True
     a_min, a_max, b_min, b_max = values
     return a_min <= b_max * 2 and b_min <= a_max * 2  # type: ignore[operator]
+
+
+# --- phases -----------------------------------------------------------------------------------
+
+def phase_trends(summary: pd.DataFrame, accept: pd.DataFrame, phase_order: list[str], metric: str) -> pd.DataFrame:
+    """Per (phase, variant): headline tok/s, mean of runs with its 95% CI, and accept length."""
+    tau = {(r["phase"], r["variant"]): (_num(r["tokens_per_step"]), _num(r["accepted_drafts_per_step"]))
+           for _, r in accept.iterrows()} if not accept.empty else {}
+    rows = []
+    for _, row in summary.iterrows():
+        ci = ci_from_summary(int(row["n_runs"]), float(row["mean_of_runs"]), _num(row["sd"]))
+        tps, drafts = tau.get((row["phase"], row["variant"]), (None, None))
+        rows.append({"phase": row["phase"], "variant": row["variant"], "runs": int(row["n_runs"]),
+                     "headline": float(row[metric]), "mean_of_runs": ci.mean, "ci_low": ci.low, "ci_high": ci.high,
+                     "tokens_per_step": tps, "accepted_drafts_per_step": drafts})
+    out = pd.DataFrame(rows, columns=["phase", "variant", "runs", "headline", "mean_of_runs", "ci_low", "ci_high",
+                                      "tokens_per_step", "accepted_drafts_per_step"])
+    order = {phase: i for i, phase in enumerate(phase_order)}
+    return out.sort_values(by=["phase", "variant"], key=lambda s: s.map(order) if s.name == "phase" else s).reset_index(drop=True)

@@ -14,10 +14,19 @@ from dashboard import queries  # noqa: E402
 
 st.set_page_config(page_title="specdash", page_icon=":material/speed:", layout="wide")
 
-pages = [
-    st.Page("views/compare.py", title="Compare", icon=":material/leaderboard:", url_path="compare", default=True),
-    st.Page("views/run.py", title="Run", icon=":material/search:", url_path="run"),
-]
+pages = {
+    "Decide": [
+        st.Page("views/compare.py", title="Compare", icon=":material/leaderboard:", url_path="compare", default=True),
+        st.Page("views/breakeven.py", title="Break-even", icon=":material/balance:", url_path="breakeven"),
+        # the trace breakdown page (views/breakdown.py, url_path "breakdown") goes here
+        st.Page("views/run.py", title="Run", icon=":material/search:", url_path="run"),
+        st.Page("views/phases.py", title="Phases", icon=":material/timeline:", url_path="phases"),
+        st.Page("views/decisions.py", title="Decisions", icon=":material/gavel:", url_path="decisions"),
+    ],
+    "Data": [
+        st.Page("views/ingest.py", title="Ingest", icon=":material/upload_file:", url_path="ingest"),
+    ],
+}
 navigation = st.navigation(pages)
 
 with st.sidebar:
@@ -26,5 +35,6 @@ with st.sidebar:
     if st.button("Refresh data", icon=":material/refresh:", help="Re-read the store (new ingests show after this)"):
         st.cache_data.clear()
         st.rerun()
+    st.caption("Every view's selection is in the page URL: copy it to share this exact view.")
 
 navigation.run()

@@ -1,14 +1,24 @@
-"""Pure chart builders: DataFrame in, plotly Figure out. No Streamlit, no SQL."""
+"""Pure chart builders: DataFrame in, plotly Figure out. No Streamlit, no SQL.
+
+Colours: one per variant, stable across charts (order of first appearance);
+deltas are direction-aware (green faster, red slower, grey within noise).
+"""
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]
 FASTER, SLOWER, NEUTRAL = "#2E7D32", "#C62828", "#757575"
+VERDICT_COLORS = {"faster": FASTER, "slower": SLOWER, "within noise": NEUTRAL, "too few runs to tell": NEUTRAL}
+LOSE_FILL = "rgba(198, 40, 40, 0.08)"
+MEASURED_RUN_FILL, WARMUP_FILL, SELECTED_FILL = "#C8E6C9", "#BDBDBD", "#FFE082"
 
 
-def variant_colors(variants: list[str]) -> dict[str, str]:
+def variant_colors(variants: Sequence[str]) -> dict[str, str]:
     return {variant: PALETTE[i % len(PALETTE)] for i, variant in enumerate(variants)}
 
 
@@ -17,11 +27,25 @@ def spread(index: int, count: int, width: float = 0.16) -> float:
     return 0.0 if count <= 1 else (index / (count - 1) - 0.5) * width
 
 
-def tok_per_s_points(runs: pd.DataFrame, comparison: pd.DataFrame, metric_label: str) -> go.Figure:
+def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
+    fig.update_layout(
+        title=dict(text=title, font=dict(size=13)),
+        margin=dict(l=10, r=10, t=40, b=10),
+        height=height,
+        legend=dict(orientation="h", y=-0.18),
+        template="plotly_white",
+    )
+    return fig
+
+
+def tok_per_s_points(
+    runs: pd.DataFrame, comparison: pd.DataFrame, metric_label: str, baseline: str | None = None, clickable: bool = True
+) -> go.Figure:
     """Each measured run as a point per variant, with the mean of runs and its 95% CI beside it.
 
-    Runs that stopped short of max_tokens are drawn as crosses; points carry their
-    session id so a click can open the run page.
+    Runs that stopped short of max_tokens are drawn as crosses; points carry
+    (session id, run index) so a click can open the run page. The baseline's
+    headline is a dashed line across.
     """
     fig = go.Figure()
     measured = runs[~runs["is_warmup"]]
@@ -37,7 +61,7 @@ def tok_per_s_points(runs: pd.DataFrame, comparison: pd.DataFrame, metric_label:
                 mode="markers",
                 name=f"{variant} runs",
                 marker=dict(
-                    color=colors[variant], size=11, opacity=0.8,
+                    color=colors[variant], size=12, opacity=0.85,
                     symbol=["x" if s else "circle" for s in short], line=dict(width=1, color="white"),
                 ),
                 customdata=points[["session_id", "run_index", "output_tokens", "max_tokens"]].to_numpy(),
@@ -65,41 +89,184 @@ def tok_per_s_points(runs: pd.DataFrame, comparison: pd.DataFrame, metric_label:
             hovertemplate="%{customdata[0]}: mean of runs %{y:.2f} tok/s<extra>95% CI (t)</extra>",
         )
     )
+    base = comparison[comparison["variant"] == baseline]
+    if not base.empty:
+        fig.add_hline(y=float(base["headline"].iloc[0]), line_dash="dash", line_color=NEUTRAL, line_width=1,
+                      annotation_text=f"baseline {float(base['headline'].iloc[0]):.1f}", annotation_position="top left")
     fig.update_xaxes(tickvals=list(range(len(order))), ticktext=order, range=[-0.6, len(order) - 0.4])
-    fig.update_layout(
-        yaxis_title="tok/s (output tokens ÷ wall time, per run)",
-        xaxis_title=None,
-        legend=dict(orientation="h", y=-0.15),
-        margin=dict(l=10, r=10, t=30, b=10),
-        height=420,
-        title=dict(text=f"tok/s per run; headline = {metric_label}", font=dict(size=13)),
-    )
-    return fig
+    fig.update_yaxes(title="tok/s (output tokens ÷ wall time, per run)")
+    hint = " (click a point to open its run)" if clickable else ""
+    return _layout(fig, f"tok/s per run{hint}; headline = {metric_label}", 420)
 
 
-def decode_timeseries(series: pd.DataFrame, runs: pd.DataFrame) -> go.Figure:
-    """Gen throughput and accept length over time, with measured runs shaded and warm-ups hatched grey."""
+def delta_forest(comparison: pd.DataFrame) -> go.Figure:
+    """Δ% vs baseline with its 95% Welch interval per variant; colour says faster, slower or within noise."""
+    rows = comparison[~comparison["is_baseline"]].dropna(subset=["delta_pct"]) if "delta_pct" in comparison else comparison.iloc[0:0]
     fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(x=series["ts"], y=series["gen_throughput"], name="gen throughput (tok/s, server log)",
-                   mode="lines+markers", marker=dict(size=4), line=dict(color=PALETTE[0]))
-    )
-    if series["tokens_per_step"].notna().any():
+    for _, row in rows.iterrows():
+        color = VERDICT_COLORS.get(row["verdict"], NEUTRAL)
+        low, high = row.get("delta_pct_low"), row.get("delta_pct_high")
+        has_ci = pd.notna(low) and pd.notna(high)
         fig.add_trace(
-            go.Scatter(x=series["ts"], y=series["tokens_per_step"], name="accept length (tokens/step, bonus incl.)",
-                       mode="lines+markers", marker=dict(size=4), line=dict(color=PALETTE[1]), yaxis="y2")
+            go.Scatter(
+                x=[row["delta_pct"]], y=[row["variant"]], mode="markers",
+                marker=dict(size=12, color=color, symbol="square"),
+                error_x=dict(type="data", symmetric=False, array=[high - row["delta_pct"]] if has_ci else [0],
+                             arrayminus=[row["delta_pct"] - low] if has_ci else [0], color=color, thickness=2, width=6),
+                name=row["variant"], showlegend=False,
+                hovertemplate=(f"{row['variant']}: %{{x:+.1f}}% ({row['verdict']})"
+                               + (f"<br>95% CI {low:+.1f}% to {high:+.1f}%" if has_ci else "") + "<extra>Welch</extra>"),
+            )
         )
+    fig.add_vline(x=0, line_color="black", line_width=1)
+    ends = [v for v in [*rows["delta_pct"], *rows.get("delta_pct_low", []), *rows.get("delta_pct_high", [])] if pd.notna(v)] + [0.0]
+    pad = max(2.0, (max(ends) - min(ends)) * 0.08)
+    fig.update_xaxes(title="Δ mean of runs vs baseline (%), 95% CI (Welch)", zeroline=False, ticksuffix="%",
+                     range=[min(ends) - pad, max(ends) + pad])
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, "Difference from baseline: an interval spanning 0 is within noise", max(220, 90 + 60 * len(rows)))
+
+
+def breakeven_plane(points: pd.DataFrame, iso_speedups: Sequence[float], needs: pd.DataFrame | None = None) -> go.Figure:
+    """The (τ, r) plane: iso-speedup lines S = τ ÷ r, the losing region (r > τ) shaded, each point labelled.
+
+    ``points``: label, variant, tokens_per_step (τ), cost_ratio (r), source. ``needs``:
+    per variant τ and r, drawn as dotted guides to the break-even line.
+    """
+    order = list(dict.fromkeys(points["variant"])) if not points.empty else []
+    colors = variant_colors(order)
+    x_max = max(4.0, float(points["tokens_per_step"].max()) * 1.25) if not points.empty else 4.0
+    y_max = max(3.5, float(points["cost_ratio"].max()) * 1.25) if not points.empty else 3.5
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=[0, x_max, x_max, 0], y=[0, x_max, y_max, y_max], fill="toself", fillcolor=LOSE_FILL, line=dict(width=0),
+        mode="lines", name="speculation loses (S < 1: r > τ)", hoverinfo="skip",
+    ))
+    for speedup in iso_speedups:
+        is_even = speedup == 1.0
+        end_x = min(x_max, y_max * speedup)
+        fig.add_trace(go.Scatter(
+            x=[0, end_x], y=[0, end_x / speedup], mode="lines", hoverinfo="skip", showlegend=is_even,
+            name="break-even (S = 1: τ = r)" if is_even else f"S = {speedup:g}",
+            line=dict(color="black" if is_even else "#9E9E9E", width=2 if is_even else 1, dash="solid" if is_even else "dot"),
+        ))
+        if not is_even:
+            fig.add_annotation(x=end_x, y=end_x / speedup, text=f"S={speedup:g}", showarrow=False,
+                               font=dict(size=10, color="#757575"), xanchor="left" if end_x < x_max else "right", yanchor="bottom")
+    if needs is not None:
+        for _, row in needs.iterrows():
+            tau, r = row["tokens_per_step"], row["cost_ratio"]
+            color = colors.get(row["variant"], NEUTRAL)
+            fig.add_trace(go.Scatter(x=[tau, r], y=[r, r], mode="lines", line=dict(color=color, dash="dash", width=1),
+                                     hoverinfo="skip", showlegend=False))
+            fig.add_trace(go.Scatter(x=[tau, tau], y=[r, tau], mode="lines", line=dict(color=color, dash="dash", width=1),
+                                     hoverinfo="skip", showlegend=False))
+            fig.add_annotation(x=r, y=r, text=f"τ ≥ {r:.2f}", showarrow=False, xanchor="left", yanchor="bottom",
+                               xshift=4, font=dict(size=10, color=color))
+            fig.add_annotation(x=tau, y=tau, text=f"r ≤ {tau:.2f}", showarrow=False, xanchor="left", yanchor="top",
+                               xshift=4, font=dict(size=10, color=color))
+    for variant in order:
+        mine = points[points["variant"] == variant]
+        fig.add_trace(go.Scatter(
+            x=mine["tokens_per_step"], y=mine["cost_ratio"], mode="markers+text", name=variant,
+            text=mine["label"], textposition=["bottom center" if "trace" in str(x) else "top center" for x in mine["source"]],
+            marker=dict(size=13, color=colors[variant], symbol=["star" if "trace" in str(s) else "circle" for s in mine["source"]],
+                        line=dict(width=1, color="white")),
+            customdata=mine[["label", "source"]].to_numpy(),
+            hovertemplate="%{customdata[0]}<br>τ = %{x:.2f} tokens/step<br>r = %{y:.2f}<br>S = τ÷r<br>r: %{customdata[1]}<extra></extra>",
+        ))
+    fig.update_xaxes(title="τ: tokens per cycle (accept length, bonus token included)", range=[0, x_max])
+    fig.update_yaxes(title="r: cycle time ÷ baseline step time", range=[0, y_max])
+    return _layout(fig, "Break-even: speedup S = τ ÷ r; below the black line speculation wins", 520)
+
+
+def decode_window(
+    series: pd.DataFrame, runs: pd.DataFrame, prefill: pd.DataFrame | None = None, selected_run: int | None = None
+) -> go.Figure:
+    """Gen throughput, accept length and running requests over time, runs shaded, prefill batches marked."""
+    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.05, row_heights=[0.45, 0.3, 0.25],
+                        subplot_titles=("gen throughput (tok/s, server log)", "accept length (tokens/step, bonus incl.)",
+                                        "#running-req (line) · prefill batches (▲)"))
+    fig.add_trace(go.Scatter(x=series["ts"], y=series["gen_throughput"], name="gen throughput", mode="lines+markers",
+                             marker=dict(size=4), line=dict(color=PALETTE[0]),
+                             customdata=series[["first_line_no"]].to_numpy() if "first_line_no" in series else None,
+                             hovertemplate="%{y:.1f} tok/s<br>line %{customdata[0]}<extra></extra>"), row=1, col=1)
+    if series["tokens_per_step"].notna().any():
+        fig.add_trace(go.Scatter(x=series["ts"], y=series["tokens_per_step"], name="accept length", mode="lines+markers",
+                                 marker=dict(size=4), line=dict(color=PALETTE[1])), row=2, col=1)
+    else:
+        fig.add_annotation(text="no accept length in these lines (no speculation)", xref="x2 domain", yref="y2 domain",
+                           x=0.5, y=0.5, showarrow=False, font=dict(color=NEUTRAL))
+    fig.add_trace(go.Scatter(x=series["ts"], y=series["running_req"], name="#running-req", mode="lines",
+                             line=dict(color=PALETTE[2], shape="hv")), row=3, col=1)
+    if prefill is not None and not prefill.empty:
+        fig.add_trace(go.Scatter(x=prefill["ts"], y=[0] * len(prefill), name="prefill batch", mode="markers",
+                                 marker=dict(symbol="triangle-up", size=9, color=PALETTE[3]),
+                                 customdata=prefill[["new_token", "line_no"]].to_numpy(),
+                                 hovertemplate="prefill: %{customdata[0]} new tokens<br>line %{customdata[1]}<extra></extra>"),
+                      row=3, col=1)
     for _, run in runs.dropna(subset=["started_at", "ended_at"]).iterrows():
-        fig.add_vrect(
-            x0=run["started_at"], x1=run["ended_at"], line_width=0, layer="below",
-            fillcolor="#BDBDBD" if run["is_warmup"] else "#C8E6C9", opacity=0.45,
-        )
-    fig.update_layout(
-        yaxis=dict(title="tok/s"),
-        yaxis2=dict(title="tokens per step", overlaying="y", side="right", rangemode="tozero", showgrid=False),
-        legend=dict(orientation="h", y=-0.2),
-        margin=dict(l=10, r=10, t=30, b=10),
-        height=380,
-        title=dict(text="Server log over the session (green: measured runs, grey: warm-ups)", font=dict(size=13)),
-    )
+        selected = selected_run is not None and not run["is_warmup"] and run["run_index"] == selected_run
+        fill = SELECTED_FILL if selected else WARMUP_FILL if run["is_warmup"] else MEASURED_RUN_FILL
+        fig.add_vrect(x0=run["started_at"], x1=run["ended_at"], line_width=0, layer="below", fillcolor=fill,
+                      opacity=0.5, row="all", col=1)
+    fig.update_yaxes(title="tok/s", row=1, col=1)
+    fig.update_yaxes(title="tokens/step", rangemode="tozero", row=2, col=1)
+    fig.update_yaxes(title="requests", rangemode="tozero", row=3, col=1)
+    title = "Server log over the session (green: measured runs, grey: warm-ups" + (", yellow: selected run)" if selected_run else ")")
+    _layout(fig, title, 640)
+    fig.update_layout(margin=dict(t=80))  # room for the title above the first panel's own
     return fig
+
+
+def phase_timeline(overview: pd.DataFrame, decisions: pd.DataFrame) -> go.Figure:
+    """Each phase as a bar from its first to its last run; decisions as markers on their phase's row."""
+    fig = go.Figure()
+    for i, row in overview.reset_index(drop=True).iterrows():
+        start, end = row["first_at"], row["last_at"]
+        if pd.isna(start):
+            continue
+        end = end if pd.notna(end) and end > start else start + pd.Timedelta(hours=1)
+        fig.add_trace(go.Scatter(
+            x=[start, end], y=[row["phase"], row["phase"]], mode="lines+markers",  # markers keep a one-day phase visible
+            line=dict(width=14, color=PALETTE[i % len(PALETTE)]), marker=dict(size=14, symbol="line-ns", line=dict(width=3)),
+            name=row["phase"], showlegend=False,
+            hovertemplate=f"{row['phase']}: {row['sessions']} sessions, {row['measured_runs']} measured runs<extra></extra>",
+        ))
+    if not decisions.empty:
+        colors = {"accepted": FASTER, "rejected": SLOWER, "inconclusive": NEUTRAL}
+        for verdict, group in decisions.groupby("verdict"):
+            fig.add_trace(go.Scatter(
+                x=group["created_at"], y=group["phase"].fillna("(no phase)"), mode="markers", name=f"decision: {verdict}",
+                marker=dict(symbol="diamond", size=14, color=colors.get(verdict, NEUTRAL), line=dict(width=1, color="white")),
+                customdata=group[["title"]].to_numpy(), hovertemplate="%{customdata[0]}<extra>" + verdict + "</extra>",
+            ))
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(title=None)
+    return _layout(fig, "Phases over time (bars: first to last run; ◆ decisions)", max(200, 120 + 50 * len(overview)))
+
+
+def phase_trends(trends: pd.DataFrame, phase_order: Sequence[str], metric_label: str) -> go.Figure:
+    """Each variant's headline tok/s (mean of runs ± 95% CI alongside) and accept length across phases."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(f"tok/s ({metric_label}); bars: mean of runs ± 95% CI",
+                                                        "accept length (tokens/step, bonus incl.)"))
+    colors = variant_colors(list(dict.fromkeys(trends["variant"])))
+    for variant, rows in trends.groupby("variant", sort=False):
+        rows = rows.set_index("phase").reindex([p for p in phase_order if p in set(rows["phase"])]).reset_index()
+        fig.add_trace(go.Scatter(
+            x=rows["phase"], y=rows["headline"], name=variant, mode="lines+markers", legendgroup=variant,
+            line=dict(color=colors[variant]), marker=dict(size=9),
+            error_y=dict(type="data", symmetric=False, array=(rows["ci_high"] - rows["mean_of_runs"]).fillna(0),
+                         arrayminus=(rows["mean_of_runs"] - rows["ci_low"]).fillna(0), thickness=1),
+            hovertemplate=f"{variant} · %{{x}}: %{{y:.1f}} tok/s<extra></extra>",
+        ), row=1, col=1)
+        if rows["tokens_per_step"].notna().any():
+            fig.add_trace(go.Scatter(
+                x=rows["phase"], y=rows["tokens_per_step"], name=variant, mode="lines+markers", legendgroup=variant,
+                showlegend=False, line=dict(color=colors[variant], dash="dot"), marker=dict(size=9),
+                hovertemplate=f"{variant} · %{{x}}: %{{y:.2f}} tokens/step<extra></extra>",
+            ), row=1, col=2)
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=list(phase_order))
+    fig.update_yaxes(title="tok/s", row=1, col=1)
+    fig.update_yaxes(title="tokens/step", rangemode="tozero", row=1, col=2)
+    return _layout(fig, "Trends across phases", 420)

@@ -2,8 +2,12 @@
 
 Each call opens a short-lived read-only connection and closes it, so the CLI can
 always get the write lock between reruns; a held lock is waited out briefly.
-Values are always bound parameters. ``dashboard/queries.py`` wraps these with
-Streamlit's cache; this module imports no Streamlit, so the CLI can use it too.
+Values are always bound parameters. Aggregation and downsampling happen here, in
+SQL: no page pulls raw log rows into pandas. ``dashboard/queries.py`` wraps these
+with Streamlit's cache; this module imports no Streamlit, so the CLI can use it too
+(decision evidence is computed from it).
+
+A *scope* is (phases, variants, sessions): each an empty sequence for "all".
 """
 from __future__ import annotations
 
@@ -15,10 +19,18 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from ingest.store import open_with_retry
+from ingest.store import migration_files, open_with_retry
 
 READ_LOCK_WAIT_S = 10.0
 MAX_POINTS = 2000  # time series are downsampled in SQL to at most this many points
+UNLABELLED = "(unlabelled)"
+
+VARIANT = "coalesce(s.variant, '(unlabelled)')"
+IN_SCOPE = f"""
+    (len($phases) = 0 OR list_contains($phases, s.phase))
+    AND (len($variants) = 0 OR list_contains($variants, {VARIANT}))
+    AND (len($sessions) = 0 OR list_contains($sessions, s.session_id))
+"""
 
 
 class NoStore(Exception):
@@ -42,30 +54,43 @@ def frame(db_path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] 
         return con.execute(sql, params).df()
 
 
+def scope(phases: Sequence[str] = (), variants: Sequence[str] = (), sessions: Sequence[str] = ()) -> dict[str, list[str]]:
+    return {"phases": list(phases), "variants": list(variants), "sessions": list(sessions)}
+
+
+def relations(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+
+
 def store_state(db_path: str | Path) -> dict[str, Any]:
     """Whether the store exists, its change id (cache key), whether it is demo data, and what it holds."""
+    empty = {"exists": False, "last_change": None, "demo": False, "sources": 0, "runs": 0, "pending_migrations": []}
     path = Path(db_path)
     if not path.exists():
-        return {"exists": False, "last_change": None, "demo": False, "sources": 0, "runs": 0}
+        return empty
     with reader(path) as con:
-        tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-        if "sources" not in tables:
-            return {"exists": False, "last_change": None, "demo": False, "sources": 0, "runs": 0}
+        if "sources" not in relations(con):
+            return empty
         meta = dict(con.execute("SELECT key, value FROM store_meta").fetchall())
+        applied = {row[0] for row in con.execute("SELECT name FROM schema_migrations").fetchall()}
         sources = con.execute("SELECT count(*) FROM sources").fetchone()[0]
         runs = con.execute("SELECT count(*) FROM bench_runs WHERE NOT is_warmup").fetchone()[0]
+        decisions = con.execute("SELECT count(*) FROM decisions").fetchone()[0]
     return {
         "exists": True,
         "last_change": meta.get("last_change"),
         "demo": meta.get("demo") == "true",
         "sources": sources,
         "runs": runs,
+        "decisions": decisions,
+        "pending_migrations": [name for name, _ in migration_files() if name not in applied],
     }
 
 
 # --- labels -----------------------------------------------------------------------------------
 
 def phases(db_path: str | Path) -> list[str]:
+    """Phase labels, oldest first (by their first session, else their first server start)."""
     df = frame(
         db_path,
         """
@@ -82,9 +107,9 @@ def phases(db_path: str | Path) -> list[str]:
 def variants(db_path: str | Path, phase_list: Sequence[str]) -> list[str]:
     df = frame(
         db_path,
-        """
-        SELECT coalesce(variant, '(unlabelled)') AS variant, min(started_at) AS first_seen
-        FROM sessions WHERE len($phases) = 0 OR list_contains($phases, phase)
+        f"""
+        SELECT {VARIANT} AS variant, min(started_at) AS first_seen
+        FROM sessions s WHERE len($phases) = 0 OR list_contains($phases, phase)
         GROUP BY 1 ORDER BY first_seen NULLS LAST, variant
         """,
         {"phases": list(phase_list)},
@@ -104,170 +129,390 @@ def speculative_variants(db_path: str | Path) -> dict[str, bool]:
 
 # --- compare ----------------------------------------------------------------------------------
 
-def variant_summary(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
-    """Per variant over its measured (non-warm-up) runs: n, both means, spread, short runs, sessions."""
-    return frame(
-        db_path,
-        """
-        SELECT coalesce(s.variant, '(unlabelled)') AS variant,
-               count(*) AS n_runs,
-               count(DISTINCT s.session_id) AS n_sessions,
-               avg(r.tok_per_s) AS mean_of_runs,
-               sum(r.output_tokens) / sum(r.duration_s) AS tokens_over_time,
-               stddev_samp(r.tok_per_s) AS sd,
-               count(*) FILTER (WHERE r.hit_max_tokens = false) AS short_runs,
-               min(r.prompt_tokens) AS prompt_min, max(r.prompt_tokens) AS prompt_max,
-               list(DISTINCT r.max_tokens) FILTER (WHERE r.max_tokens IS NOT NULL) AS max_tokens,
-               list(DISTINCT s.phase) FILTER (WHERE s.phase IS NOT NULL) AS phases
-        FROM bench_runs r JOIN sessions s USING (session_id)
-        WHERE NOT r.is_warmup
-          AND (len($phases) = 0 OR list_contains($phases, s.phase))
-          AND list_contains($variants, coalesce(s.variant, '(unlabelled)'))
-        GROUP BY 1
-        """,
-        {"phases": list(phase_list), "variants": list(variant_list)},
-    )
-
-
-def runs(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
-    """Every run (warm-ups included, flagged) of the selected sessions."""
-    return frame(
-        db_path,
-        """
-        SELECT coalesce(s.variant, '(unlabelled)') AS variant, s.phase, s.session_id, r.run_index, r.is_warmup,
-               r.prompt_tokens, r.output_tokens, r.duration_s, r.tok_per_s, r.max_tokens, r.hit_max_tokens,
-               r.started_at, r.ended_at, r.finish_reason
-        FROM bench_runs r JOIN sessions s USING (session_id)
-        WHERE (len($phases) = 0 OR list_contains($phases, s.phase))
-          AND list_contains($variants, coalesce(s.variant, '(unlabelled)'))
-        ORDER BY s.started_at, s.session_id, r.is_warmup DESC, r.run_index
-        """,
-        {"phases": list(phase_list), "variants": list(variant_list)},
-    )
-
-
-DECODE_WITH_LABELS = """
-    SELECT d.*, coalesce(c.variant, src.variant) AS variant, coalesce(c.phase, src.phase) AS phase
-    FROM decode_stats d
-    JOIN sources src USING (source_id)
-    LEFT JOIN server_configs c ON c.source_id = d.source_id AND c.segment = d.segment
-"""
-
-
-def accept_by_variant(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
-    """Accept length per variant from its server logs, weighted by #running-req (DOMAIN.md §3)."""
+def variant_summary(
+    db_path: str | Path,
+    phase_list: Sequence[str],
+    variant_list: Sequence[str],
+    session_list: Sequence[str] = (),
+    by_phase: bool = False,
+) -> pd.DataFrame:
+    """Per variant (and phase, with ``by_phase``) over measured runs: n, both means, spread, short runs."""
     return frame(
         db_path,
         f"""
-        WITH d AS ({DECODE_WITH_LABELS})
-        SELECT variant,
-               sum(tokens_per_step * coalesce(running_req, 1)) / sum(coalesce(running_req, 1)) AS tokens_per_step,
-               sum(accepted_drafts_per_step * coalesce(running_req, 1)) / sum(coalesce(running_req, 1))
-                   AS accepted_drafts_per_step,
-               count(*) AS log_lines
-        FROM d
-        WHERE tokens_per_step IS NOT NULL
-          AND (len($phases) = 0 OR list_contains($phases, phase))
-          AND list_contains($variants, variant)
-        GROUP BY variant
+        SELECT CASE WHEN $by_phase THEN s.phase END AS phase,
+               {VARIANT} AS variant,
+               count(*) AS n_runs,
+               count(DISTINCT s.session_id) AS n_sessions,
+               avg(coalesce(r.tok_per_s, r.output_tokens / r.duration_s)) AS mean_of_runs,
+               sum(r.output_tokens) / sum(r.duration_s) AS tokens_over_time,
+               stddev_samp(coalesce(r.tok_per_s, r.output_tokens / r.duration_s)) AS sd,
+               count(*) FILTER (WHERE r.hit_max_tokens = false) AS short_runs,
+               min(r.prompt_tokens) AS prompt_min, max(r.prompt_tokens) AS prompt_max,
+               list(DISTINCT r.max_tokens ORDER BY r.max_tokens) FILTER (WHERE r.max_tokens IS NOT NULL) AS max_tokens,
+               list(DISTINCT s.phase ORDER BY s.phase) FILTER (WHERE s.phase IS NOT NULL) AS phases,
+               list(DISTINCT s.session_id ORDER BY s.session_id) AS session_ids,
+               list(DISTINCT s.model ORDER BY s.model) FILTER (WHERE s.model IS NOT NULL) AS models,
+               min(coalesce(r.started_at, s.started_at)) AS first_run_at,
+               max(coalesce(r.ended_at, r.started_at, s.started_at)) AS last_run_at
+        FROM bench_runs r JOIN sessions s USING (session_id)
+        WHERE NOT r.is_warmup AND {IN_SCOPE}
+        GROUP BY 1, 2
+        ORDER BY first_run_at NULLS LAST, variant
         """,
-        {"phases": list(phase_list), "variants": list(variant_list)},
+        {**scope(phase_list, variant_list, session_list), "by_phase": by_phase},
     )
 
 
-def configs_by_variant(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
-    """The latest server config seen for each selected variant."""
+def session_summary(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+    """Per session over its measured runs: both means and n (for the break-even plane's points)."""
     return frame(
         db_path,
-        """
-        SELECT * EXCLUDE (rn) FROM (
-            SELECT c.*, row_number() OVER (PARTITION BY c.variant ORDER BY c.ts DESC NULLS LAST) AS rn
-            FROM server_configs c
-            WHERE (len($phases) = 0 OR list_contains($phases, c.phase))
-              AND list_contains($variants, c.variant)
-        ) WHERE rn = 1
+        f"""
+        SELECT s.session_id, s.phase, {VARIANT} AS variant, s.started_at,
+               count(*) AS n_runs,
+               avg(coalesce(r.tok_per_s, r.output_tokens / r.duration_s)) AS mean_of_runs,
+               sum(r.output_tokens) / sum(r.duration_s) AS tokens_over_time
+        FROM bench_runs r JOIN sessions s USING (session_id)
+        WHERE NOT r.is_warmup AND {IN_SCOPE}
+        GROUP BY ALL ORDER BY s.started_at NULLS LAST, s.session_id
         """,
-        {"phases": list(phase_list), "variants": list(variant_list)},
+        scope(phase_list, variant_list),
+    )
+
+
+def runs(
+    db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str], session_list: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Every run (warm-ups included, flagged) of the sessions in scope."""
+    return frame(
+        db_path,
+        f"""
+        SELECT {VARIANT} AS variant, s.phase, s.session_id, r.run_index, r.is_warmup,
+               r.prompt_tokens, r.output_tokens, r.duration_s,
+               coalesce(r.tok_per_s, r.output_tokens / r.duration_s) AS tok_per_s,
+               r.max_tokens, r.hit_max_tokens, r.started_at, r.ended_at, r.finish_reason
+        FROM bench_runs r JOIN sessions s USING (session_id)
+        WHERE {IN_SCOPE}
+        ORDER BY s.started_at NULLS LAST, s.session_id, r.is_warmup DESC, r.run_index
+        """,
+        scope(phase_list, variant_list, session_list),
+    )
+
+
+def accept_length(
+    db_path: str | Path,
+    phase_list: Sequence[str],
+    variant_list: Sequence[str],
+    session_list: Sequence[str] = (),
+    by: str = "variant",
+) -> pd.DataFrame:
+    """Accept length from the server-log lines inside measured runs' windows (view ``run_log_stats``).
+
+    Pooled over those lines and weighted by #running-req (the denominator is
+    request-steps, DOMAIN.md §3); warm-ups and idle stretches of the log are out.
+    ``by``: ``variant``, ``session`` or ``phase`` (phase and variant). Also reports
+    whether the decode lines ran with CUDA graphs, a comparability signal.
+    """
+    if by not in ("variant", "session", "phase"):
+        raise ValueError(f"unknown grouping {by!r}")
+    return frame(
+        db_path,
+        f"""
+        WITH windows AS (
+            SELECT w.session_id, w.log_source_id, w.segment, w.first_line_no, w.last_line_no,
+                   s.phase, {VARIANT} AS variant
+            FROM run_log_stats w JOIN sessions s USING (session_id)
+            WHERE NOT w.is_warmup AND w.first_line_no IS NOT NULL AND {IN_SCOPE}
+        ), lines AS (
+            SELECT DISTINCT
+                   CASE WHEN $by = 'session' THEN w.session_id END AS session_id,
+                   CASE WHEN $by = 'phase' THEN w.phase END AS phase,
+                   w.variant, d.source_id, d.segment, d.line_no,
+                   d.tokens_per_step, d.accepted_drafts_per_step, coalesce(d.running_req, 1) AS weight, d.cuda_graph
+            FROM windows w JOIN decode_stats d
+              ON d.source_id = w.log_source_id AND d.segment IS NOT DISTINCT FROM w.segment
+             AND d.line_no BETWEEN w.first_line_no AND w.last_line_no
+        )
+        SELECT session_id, phase, variant,
+               sum(tokens_per_step * weight) FILTER (WHERE tokens_per_step IS NOT NULL)
+                   / sum(weight) FILTER (WHERE tokens_per_step IS NOT NULL) AS tokens_per_step,
+               sum(accepted_drafts_per_step * weight) FILTER (WHERE accepted_drafts_per_step IS NOT NULL)
+                   / sum(weight) FILTER (WHERE accepted_drafts_per_step IS NOT NULL) AS accepted_drafts_per_step,
+               count(*) AS log_lines,
+               count(*) FILTER (WHERE tokens_per_step IS NOT NULL) AS accept_lines,
+               count(DISTINCT source_id) AS log_files,
+               list(DISTINCT cuda_graph ORDER BY cuda_graph) FILTER (WHERE cuda_graph IS NOT NULL) AS cuda_graph
+        FROM lines
+        GROUP BY ALL
+        ORDER BY variant, phase, session_id
+        """,
+        {**scope(phase_list, variant_list, session_list), "by": by},
+    )
+
+
+def accept_by_variant(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+    """Variants whose run windows logged an accept length (speculative ones): ``accept_length`` without the rest."""
+    found = accept_length(db_path, phase_list, variant_list)
+    return found[found["tokens_per_step"].notna()].reset_index(drop=True)
+
+
+def configs_by_variant(
+    db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str], session_list: Sequence[str] = ()
+) -> pd.DataFrame:
+    """The latest server config linked (view ``session_logs``) to each variant's sessions in scope.
+
+    ``distinct_configs`` counts different argument sets among them: more than one
+    means the variant's own sessions are not like-for-like.
+    """
+    return frame(
+        db_path,
+        f"""
+        WITH linked AS (
+            SELECT DISTINCT c.* EXCLUDE (variant), {VARIANT} AS variant
+            FROM sessions s
+            JOIN session_logs l USING (session_id)
+            JOIN server_configs c ON c.source_id = l.log_source_id AND c.segment = l.segment
+            WHERE {IN_SCOPE}
+        )
+        SELECT * EXCLUDE (rn) FROM (
+            SELECT linked.*,
+                   count(DISTINCT args) OVER (PARTITION BY variant) AS distinct_configs,
+                   row_number() OVER (PARTITION BY variant ORDER BY ts DESC NULLS LAST) AS rn
+            FROM linked
+        ) WHERE rn = 1
+        ORDER BY variant
+        """,
+        scope(phase_list, variant_list, session_list),
+    )
+
+
+def measured_cycles(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+    """Cycle time measured by profiler traces (views of migration 004), per variant.
+
+    Per rank, the median over complete cycles; per profile (ranks sharing a
+    profile_id), the slowest rank's, since it sets the pace; per variant, the median
+    over its profiles. ``cycle_kind``: speculative (draft+verify+extend) or decode
+    (a baseline step). Empty when no trace was ingested.
+    """
+    with reader(db_path) as con:
+        if not {"cycle_totals", "trace_ranks"} <= relations(con):
+            return pd.DataFrame(columns=["variant", "cycle_kind", "cycle_ms", "profiles", "ranks", "cycles"])
+        return con.execute(
+            """
+            WITH per_rank AS (
+                SELECT coalesce(t.profile_id, c.source_id) AS profile_key, c.variant, c.cycle_kind, c.rank,
+                       median(c.cycle_ms) AS median_cycle_ms, count(*) AS cycles
+                FROM cycle_totals c LEFT JOIN trace_ranks t USING (source_id, rank)
+                WHERE c.variant IS NOT NULL
+                  AND (len($phases) = 0 OR list_contains($phases, c.experiment_phase))
+                  AND (len($variants) = 0 OR list_contains($variants, c.variant))
+                GROUP BY ALL
+            ), per_profile AS (
+                SELECT profile_key, variant, cycle_kind, max(median_cycle_ms) AS pace_ms,
+                       count(*) AS ranks, sum(cycles) AS cycles
+                FROM per_rank GROUP BY ALL
+            )
+            SELECT variant, cycle_kind, median(pace_ms) AS cycle_ms, count(*) AS profiles,
+                   sum(ranks) AS ranks, sum(cycles) AS cycles
+            FROM per_profile GROUP BY ALL ORDER BY variant, cycle_kind
+            """,
+            {"phases": list(phase_list), "variants": list(variant_list)},
+        ).df()
+
+
+# --- phases -----------------------------------------------------------------------------------
+
+def phase_overview(db_path: str | Path) -> pd.DataFrame:
+    """One row per phase: its dates, sessions, variants and measured runs."""
+    return frame(
+        db_path,
+        f"""
+        SELECT coalesce(s.phase, '(no phase)') AS phase,
+               min(coalesce(r.started_at, s.started_at)) AS first_at,
+               max(coalesce(r.ended_at, r.started_at, s.started_at)) AS last_at,
+               count(DISTINCT s.session_id) AS sessions,
+               count(r.run_index) FILTER (WHERE NOT r.is_warmup) AS measured_runs,
+               list(DISTINCT {VARIANT} ORDER BY {VARIANT}) AS variants
+        FROM sessions s LEFT JOIN bench_runs r USING (session_id)
+        GROUP BY 1 ORDER BY first_at NULLS LAST, phase
+        """,
     )
 
 
 # --- run drill-down ---------------------------------------------------------------------------
 
-def sessions(db_path: str | Path) -> pd.DataFrame:
+def sessions(
+    db_path: str | Path, phase_list: Sequence[str] = (), variant_list: Sequence[str] = (), session_list: Sequence[str] = ()
+) -> pd.DataFrame:
     return frame(
         db_path,
-        """
-        SELECT s.session_id, s.phase, coalesce(s.variant, '(unlabelled)') AS variant, s.started_at, s.model,
-               s.endpoint, s.max_tokens, s.warmup, src.path, src.sha256, src.ingested_at,
+        f"""
+        SELECT s.session_id, s.phase, {VARIANT} AS variant, s.started_at, s.model,
+               s.endpoint, s.max_tokens, s.warmup, src.path, src.sha256, src.ingested_at, src.size_bytes, src.kind,
                count(r.run_index) FILTER (WHERE NOT r.is_warmup) AS n_runs,
-               avg(r.tok_per_s) FILTER (WHERE NOT r.is_warmup) AS mean_tok_per_s
+               avg(coalesce(r.tok_per_s, r.output_tokens / r.duration_s)) FILTER (WHERE NOT r.is_warmup) AS mean_tok_per_s,
+               sum(r.output_tokens) FILTER (WHERE NOT r.is_warmup)
+                   / sum(r.duration_s) FILTER (WHERE NOT r.is_warmup) AS tokens_over_time
         FROM sessions s JOIN sources src USING (source_id)
         LEFT JOIN bench_runs r USING (session_id)
+        WHERE {IN_SCOPE}
         GROUP BY ALL ORDER BY s.started_at DESC NULLS LAST, s.session_id
         """,
+        scope(phase_list, variant_list, session_list),
     )
 
 
 def session_runs(db_path: str | Path, session_id: str) -> pd.DataFrame:
+    """The session's runs with what the server log says about each (view ``run_log_stats``)."""
     return frame(
         db_path,
         """
-        SELECT run_index, is_warmup, prompt_tokens, output_tokens, duration_s, tok_per_s, max_tokens,
-               hit_max_tokens, started_at, ended_at, finish_reason
-        FROM bench_runs WHERE session_id = ? ORDER BY is_warmup DESC, started_at NULLS LAST, run_index
+        WITH per_run AS (
+            SELECT run_index, is_warmup,
+                   arg_max(tokens_per_step, decode_lines) AS tokens_per_step,
+                   arg_max(accepted_drafts_per_step, decode_lines) AS accepted_drafts_per_step,
+                   arg_max(gen_throughput_mean, decode_lines) AS log_gen_throughput,
+                   max(decode_lines) AS decode_lines
+            FROM run_log_stats WHERE session_id = $session GROUP BY ALL
+        )
+        SELECT r.run_index, r.is_warmup, r.prompt_tokens, r.output_tokens, r.max_tokens, r.duration_s,
+               coalesce(r.tok_per_s, r.output_tokens / r.duration_s) AS tok_per_s, r.hit_max_tokens,
+               p.tokens_per_step, p.accepted_drafts_per_step, p.log_gen_throughput, p.decode_lines,
+               r.started_at, r.ended_at, r.finish_reason
+        FROM bench_runs r LEFT JOIN per_run p USING (run_index, is_warmup)
+        WHERE r.session_id = $session
+        ORDER BY r.is_warmup DESC, r.started_at NULLS LAST, r.run_index
         """,
-        [session_id],
+        {"session": session_id},
     )
 
 
 def session_logs(db_path: str | Path, session_id: str) -> pd.DataFrame:
-    """Log sources that belong with a session: same phase and variant."""
+    """Server-log segments linked to a session (view ``session_logs``), with their files' provenance."""
     return frame(
         db_path,
         """
-        SELECT DISTINCT src.source_id, src.path, src.sha256, src.ingested_at, src.kind
-        FROM sessions s
-        JOIN server_configs c ON c.variant = s.variant AND c.phase IS NOT DISTINCT FROM s.phase
-        JOIN sources src ON src.source_id = c.source_id
-        WHERE s.session_id = ?
-        ORDER BY src.path
+        SELECT l.log_source_id AS source_id, l.segment, l.link_method, src.path, src.sha256, src.size_bytes,
+               src.ingested_at, src.kind, src.lines_skipped
+        FROM session_logs l JOIN sources src ON src.source_id = l.log_source_id
+        WHERE l.session_id = ?
+        ORDER BY src.path, l.segment
         """,
         [session_id],
     )
 
 
-def decode_series(db_path: str | Path, source_ids: Sequence[str], start: Any = None, end: Any = None) -> pd.DataFrame:
-    """Decode stats of the given logs over time, averaged into at most MAX_POINTS buckets in SQL."""
+def log_windows(db_path: str | Path, session_id: str) -> pd.DataFrame:
+    """Per run and linked log: the line-number range of its window, and the file to read it from."""
     return frame(
         db_path,
         """
+        SELECT w.run_index, w.is_warmup, w.log_source_id AS source_id, w.segment, w.join_method,
+               w.first_line_no, w.last_line_no, w.decode_lines, w.window_start, w.window_end,
+               src.path, src.size_bytes
+        FROM run_log_stats w JOIN sources src ON src.source_id = w.log_source_id
+        WHERE w.session_id = ? AND w.first_line_no IS NOT NULL
+        ORDER BY src.path, w.segment, w.first_line_no
+        """,
+        [session_id],
+    )
+
+
+BUCKETED = """
+    bounds AS (SELECT min(ts) AS t0, max(ts) AS t1, count(*) AS n FROM d),
+    bucketed AS (
+        SELECT d.*, CASE WHEN bounds.n <= $max_points THEN epoch_us(d.ts)
+                         ELSE floor((epoch_us(d.ts) - epoch_us(bounds.t0)) * $max_points
+                                    / greatest(epoch_us(bounds.t1) - epoch_us(bounds.t0), 1)) END AS bucket
+        FROM d, bounds
+    )
+"""
+
+
+def decode_series(db_path: str | Path, log_keys: Sequence[str], start: Any = None, end: Any = None) -> pd.DataFrame:
+    """Decode stats of the given log segments (``source_id:segment``) over time, in ≤ MAX_POINTS buckets."""
+    return frame(
+        db_path,
+        f"""
         WITH d AS (
             SELECT * FROM decode_stats
-            WHERE list_contains($sources, source_id) AND ts IS NOT NULL
+            WHERE list_contains($keys, source_id || ':' || coalesce(CAST(segment AS VARCHAR), ''))
+              AND ts IS NOT NULL
               AND ($start IS NULL OR ts >= $start) AND ($end IS NULL OR ts <= $end)
-        ), bounds AS (SELECT min(ts) AS t0, max(ts) AS t1, count(*) AS n FROM d)
-        SELECT min(d.ts) AS ts,
-               avg(d.gen_throughput) AS gen_throughput,
-               sum(d.tokens_per_step * coalesce(d.running_req, 1)) / sum(coalesce(d.running_req, 1)) AS tokens_per_step,
-               avg(d.running_req) AS running_req,
+        ), {BUCKETED}
+        SELECT min(ts) AS ts,
+               avg(gen_throughput) AS gen_throughput,
+               sum(tokens_per_step * coalesce(running_req, 1)) / sum(coalesce(running_req, 1)) AS tokens_per_step,
+               avg(running_req) AS running_req,
+               max(queue_req) AS queue_req,
+               min(line_no) AS first_line_no,
                count(*) AS lines
-        FROM d, bounds
-        GROUP BY CASE WHEN bounds.n <= $max_points THEN epoch_us(d.ts)
-                      ELSE floor((epoch_us(d.ts) - epoch_us(bounds.t0)) * $max_points
-                                 / greatest(epoch_us(bounds.t1) - epoch_us(bounds.t0), 1)) END
-        ORDER BY ts
+        FROM bucketed GROUP BY bucket ORDER BY ts
         """,
-        {"sources": list(source_ids), "start": start, "end": end, "max_points": MAX_POINTS},
+        {"keys": list(log_keys), "start": start, "end": end, "max_points": MAX_POINTS},
+    )
+
+
+def prefill_events(db_path: str | Path, log_keys: Sequence[str], start: Any = None, end: Any = None) -> pd.DataFrame:
+    """Prefill batches of the given log segments, in ≤ MAX_POINTS buckets (token counts summed)."""
+    return frame(
+        db_path,
+        f"""
+        WITH d AS (
+            SELECT * FROM prefill_stats
+            WHERE list_contains($keys, source_id || ':' || coalesce(CAST(segment AS VARCHAR), ''))
+              AND ts IS NOT NULL
+              AND ($start IS NULL OR ts >= $start) AND ($end IS NULL OR ts <= $end)
+        ), {BUCKETED}
+        SELECT min(ts) AS ts, sum(new_seq) AS new_seq, sum(new_token) AS new_token,
+               sum(cached_token) AS cached_token, min(line_no) AS line_no, count(*) AS batches
+        FROM bucketed GROUP BY bucket ORDER BY ts
+        """,
+        {"keys": list(log_keys), "start": start, "end": end, "max_points": MAX_POINTS},
     )
 
 
 def session_config(db_path: str | Path, session_id: str) -> pd.DataFrame:
+    """The server config of the log linked to a session (latest server start first)."""
     return frame(
         db_path,
         """
-        SELECT c.* FROM sessions s
-        JOIN server_configs c ON c.variant = s.variant AND c.phase IS NOT DISTINCT FROM s.phase
-        WHERE s.session_id = ? ORDER BY c.ts DESC NULLS LAST LIMIT 1
+        SELECT c.* FROM session_logs l
+        JOIN server_configs c ON c.source_id = l.log_source_id AND c.segment = l.segment
+        WHERE l.session_id = ? ORDER BY c.ts DESC NULLS LAST LIMIT 1
         """,
         [session_id],
+    )
+
+
+def variant_config(db_path: str | Path, variant: str, phase: str | None) -> pd.DataFrame:
+    """A variant's server config, preferring one linked to its sessions in ``phase``."""
+    return frame(
+        db_path,
+        f"""
+        SELECT c.*, (s.phase IS NOT DISTINCT FROM $phase) AS same_phase
+        FROM sessions s
+        JOIN session_logs l USING (session_id)
+        JOIN server_configs c ON c.source_id = l.log_source_id AND c.segment = l.segment
+        WHERE {VARIANT} = $variant
+        ORDER BY same_phase DESC, c.ts DESC NULLS LAST LIMIT 1
+        """,
+        {"variant": variant, "phase": phase},
+    )
+
+
+# --- decisions and sources --------------------------------------------------------------------
+
+def decisions(db_path: str | Path) -> pd.DataFrame:
+    return frame(db_path, "SELECT * FROM decisions ORDER BY created_at DESC, decision_id")
+
+
+def sources(db_path: str | Path) -> pd.DataFrame:
+    return frame(
+        db_path,
+        """
+        SELECT path, kind, phase, variant, ingested_at, rows_loaded, lines_skipped, engine, size_bytes, sha256, source_id
+        FROM sources ORDER BY ingested_at DESC, path
+        """,
     )

@@ -1,8 +1,9 @@
-"""Page state that lives in the URL, so a copied link reopens the same view.
+"""Page state that lives in the URL, so a copied link reopens the same view; every key declared once.
 
-Each widget's session-state key and URL parameter are declared once here. A
-widget takes its initial value from the URL; after it renders, its value is
-written back to the URL.
+A widget takes its value from the URL when the URL changed from outside (a
+pasted permalink, a link from another page), else keeps what the user picked. After
+it renders, its value is written back to the URL and remembered in the session, so
+navigating through the sidebar (which drops the URL's parameters) keeps the view.
 """
 from __future__ import annotations
 
@@ -10,11 +11,17 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+TRUE, FALSE = "1", "0"
+
 
 @dataclass(frozen=True)
 class Param:
     url: str  # query parameter name
     key: str  # st.session_state key of the widget
+
+    @property
+    def memory_key(self) -> str:
+        return f"published_{self.url}"
 
     def url_list(self) -> list[str]:
         return st.query_params.get_all(self.url)
@@ -22,41 +29,112 @@ class Param:
     def url_value(self) -> str | None:
         return st.query_params.get(self.url)
 
+    def remembered(self) -> list[str] | str | None:
+        return st.session_state.get(self.memory_key)
+
+    def _changed_outside(self, from_url: list[str] | str | None) -> bool:
+        """The URL names a value the app did not publish: a permalink or a link from another page."""
+        return bool(from_url) and from_url != self.remembered()
+
     def seed_list(self, options: list[str], default: list[str]) -> None:
-        """Initialise a multiselect from the URL (unknown values dropped), else from ``default``."""
-        if self.key not in st.session_state:
-            wanted = [v for v in self.url_list() if v in options]
-            st.session_state[self.key] = wanted or [v for v in default if v in options]
+        """Initialise a multiselect: URL (unknown values dropped), else what was picked, else ``default``."""
+        from_url = self.url_list()
+        if self._changed_outside(from_url) or self.key not in st.session_state:
+            remembered = self.remembered()
+            wanted = from_url or (remembered if isinstance(remembered, list) else None) or default
+            st.session_state[self.key] = [v for v in wanted if v in options] or [v for v in default if v in options]
         else:
             st.session_state[self.key] = [v for v in st.session_state[self.key] if v in options]
 
     def seed_value(self, options: list[str], default: str | None) -> None:
-        if self.key not in st.session_state or st.session_state[self.key] not in options:
-            wanted = self.url_value()
-            st.session_state[self.key] = wanted if wanted in options else default
+        from_url = self.url_value()
+        current = st.session_state.get(self.key)
+        if self._changed_outside(from_url) or self.key not in st.session_state or current not in options:
+            remembered = self.remembered()
+            for candidate in (from_url, remembered if isinstance(remembered, str) else None, default):
+                if candidate in options:
+                    st.session_state[self.key] = candidate
+                    return
+            st.session_state[self.key] = default
+
+    def seed_bool(self, default: bool) -> None:
+        from_url = self.url_value()
+        if self._changed_outside(from_url) or self.key not in st.session_state:
+            remembered = self.remembered()
+            raw = from_url if from_url in (TRUE, FALSE) else remembered if remembered in (TRUE, FALSE) else None
+            st.session_state[self.key] = default if raw is None else raw == TRUE
+
+    def seed_text(self, default: str = "") -> None:
+        from_url = self.url_value()
+        if self._changed_outside(from_url) or self.key not in st.session_state:
+            remembered = self.remembered()
+            st.session_state[self.key] = from_url or (remembered if isinstance(remembered, str) else None) or default
 
     def publish(self) -> None:
         value = st.session_state.get(self.key)
-        if value is None or value == []:
+        if isinstance(value, bool):
+            value = TRUE if value else FALSE
+        if value is None or value == [] or value == "":
             st.query_params.pop(self.url, None)
+            st.session_state[self.memory_key] = None
         else:
             st.query_params[self.url] = value
+            st.session_state[self.memory_key] = list(value) if isinstance(value, list) else str(value)
+
+    def link_value(self) -> str | list[str] | None:
+        """What to put in a link to another page: the URL's value, else the last published one."""
+        values = self.url_list() or self.remembered()
+        if isinstance(values, list):
+            return None if not values else values if len(values) > 1 else values[0]
+        return values
 
 
+# URL parameters: the selection shared by pages, then each page's own.
 PHASES = Param("phase", "w_phases")
 VARIANTS = Param("variant", "w_variants")
 BASELINE = Param("baseline", "w_baseline")
 METRIC = Param("metric", "w_metric")
 SESSION = Param("session", "w_session")
+RUN = Param("run", "w_run")
+DIFF_ONLY = Param("diff_only", "w_diff_only")
+LOG_SEARCH = Param("q", "w_log_search")
+DECISION = Param("decision", "w_decision")
 
 SHARED = (PHASES, VARIANTS, BASELINE, METRIC)
 
 
+class Keys:
+    """Session-state keys of widgets whose value does not belong in the URL, and of the app's own memory."""
+
+    change_id = "store_change_id"  # (db, last_change) read by this rerun's store guard
+
+    compare_points = "w_compare_points"
+    compare_table = "w_compare_table"
+    compare_why = "w_compare_why"
+    compare_runs = "w_compare_runs"
+    breakeven_plane = "w_breakeven_plane"
+    run_table = "w_run_table"
+    decision_table = "w_decision_table"
+    decision_title = "w_decision_title"
+    decision_phase = "w_decision_phase"
+    decision_verdict = "w_decision_verdict"
+    decision_sessions = "w_decision_sessions"
+    decision_baseline = "w_decision_baseline"
+    decision_note = "w_decision_note"
+    decision_created = "decision_just_created"
+    decision_error = "decision_error"
+    upload_files = "w_upload_files"
+    upload_phase = "w_upload_phase"
+    upload_variant = "w_upload_variant"
+    upload_reports = "upload_reports"
+    upload_round = "upload_round"
+
+
 def carried_params(*params: Param) -> dict[str, str | list[str]]:
-    """The current URL values of ``params`` (default: the shared ones), to carry onto a page link."""
+    """The current values of ``params`` (default: the shared selection), to carry onto a page link."""
     carried: dict[str, str | list[str]] = {}
     for param in params or SHARED:
-        values = param.url_list()
-        if values:
-            carried[param.url] = values if len(values) > 1 else values[0]
+        value = param.link_value()
+        if value:
+            carried[param.url] = value
     return carried

@@ -76,6 +76,53 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_decide(args: argparse.Namespace) -> int:
+    """Record a decision with its evidence frozen (or list/show the ledger); prints the Markdown summary."""
+    import pandas as pd
+
+    from dashboard import data, evidence, summary
+    from ingest.decisions import InvalidDecision, record_decision
+
+    db = store.resolve_db_path(args.db)
+    if not db.exists():
+        raise IngestError(db, "no store yet", hint="run `specdash ingest FILES` or `specdash demo` first")
+    link = f"{args.url.rstrip('/')}/decisions?decision=" if args.url else None
+    if args.list or args.show:
+        ledger = data.decisions(db)
+        if args.show:
+            ledger = ledger[ledger["decision_id"] == args.show]
+            if ledger.empty:
+                raise InvalidDecision(db, f"no decision {args.show!r}", key="decision", hint="`specdash decide --list` shows the ids")
+            row = ledger.iloc[0].to_dict()
+            check = evidence.check_decision(db, row)
+            print(summary.decision_markdown(row, evidence.frozen(row), link and link + row["decision_id"],
+                                            check.reasons if check.stale else None), end="")
+            return 0
+        for _, row in ledger.iterrows():
+            stale = " STALE" if evidence.check_decision(db, row).stale else ""
+            print(f"{row['decision_id']}  {str(row['created_at'])[:16]}  {row['verdict']:<12} {row['phase'] or '-':<10} "
+                  f"{row['title']}{stale}")
+        return 0
+    session_ids = list(args.session or [])
+    if not session_ids and args.phase:
+        session_ids = data.sessions(db, [args.phase], args.variant or [])["session_id"].tolist()
+    note = Path(args.note_file).read_text(encoding="utf-8") if args.note_file else (args.note or "")
+    if not session_ids:
+        raise InvalidDecision(db, "no evidence sessions", key="sessions",
+                              hint="pass --session ID (see `specdash status`) or --phase PHASE with ingested sessions")
+    try:
+        frozen = evidence.compute_evidence(db, session_ids, args.baseline, args.metric)
+    except evidence.NoEvidence as error:
+        raise InvalidDecision(db, str(error), key="sessions", hint="check the session ids or the phase label") from error
+    decision_id = record_decision(db, title=args.title or "", verdict=args.verdict or "", session_ids=session_ids,
+                                  evidence=frozen, phase=args.phase, note_md=note)
+    row = data.decisions(db).set_index("decision_id").loc[decision_id]
+    row = {**row.to_dict(), "decision_id": decision_id, "created_at": pd.Timestamp(row["created_at"])}
+    print(f"recorded decision {decision_id}", file=sys.stderr)
+    print(summary.decision_markdown(row, frozen, link and link + decision_id), end="")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     db = store.resolve_db_path(args.db).resolve()
     app = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
@@ -131,6 +178,25 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
     serve.add_argument("--max-upload-mb", type=int, default=200, help="upload size limit of the browser ingest")
     serve.set_defaults(func=cmd_serve)
+
+    decide = sub.add_parser("decide", help="record a decision with its evidence frozen; prints its Markdown summary")
+    decide.add_argument("--db", help=db_help)
+    decide.add_argument("--title", help="what was decided, e.g. 'K2 drafter as-is'")
+    decide.add_argument("--verdict", choices=["accepted", "rejected", "inconclusive"])
+    decide.add_argument("--phase", help="the phase it decides; without --session, its sessions are the evidence")
+    decide.add_argument("--session", action="append", metavar="ID", help="an evidence session id (repeatable)")
+    decide.add_argument("--variant", action="append", metavar="NAME", help="with --phase: only these variants' sessions")
+    decide.add_argument("--baseline", help="variant the deltas are against (default: the one without speculation)")
+    decide.add_argument("--metric", choices=["tokens_over_time", "mean_of_runs"], default="tokens_over_time",
+                        help="headline tok/s: Σtokens ÷ Σtime (default) or the mean of per-run tok/s")
+    note = decide.add_mutually_exclusive_group()
+    note.add_argument("--note", help="Markdown note")
+    note.add_argument("--note-file", metavar="FILE", help="Markdown note from a file")
+    decide.add_argument("--url", default=os.environ.get("SPECDASH_URL", "http://127.0.0.1:8501"),
+                        help="the dashboard's address, for the link in the summary (default: $SPECDASH_URL or %(default)s)")
+    decide.add_argument("--list", action="store_true", help="list the ledger (stale decisions marked) instead")
+    decide.add_argument("--show", metavar="ID", help="print an existing decision's Markdown summary instead")
+    decide.set_defaults(func=cmd_decide)
 
     demo = sub.add_parser("demo", help="build the demo store from the files in data/")
     demo.add_argument("--db", help=db_help)

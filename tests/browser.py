@@ -59,6 +59,18 @@ def served(db: Path, startup_s: float = 60.0) -> Iterator[str]:
         log.close()
 
 
+MAX_SHOT_HEIGHT = 7000
+
+
 def screenshot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    """The whole page: Streamlit scrolls inside its main element, so the viewport is stretched to its height first."""
     ARTIFACTS.mkdir(exist_ok=True)
+    viewport = page.viewport_size
+    height = page.evaluate(
+        "() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], [data-testid=\"stMainBlockContainer\"]')]"
+        ".map(e => e.scrollHeight), document.body.scrollHeight)"
+    )
+    page.set_viewport_size({"width": viewport["width"], "height": min(int(height) + 80, MAX_SHOT_HEIGHT)})
+    page.wait_for_timeout(700)  # let plotly re-layout at the new size
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size(viewport)

@@ -1,55 +1,88 @@
-"""Every page runs without an exception on the demo store, an empty store and a one-variant store."""
+"""Compare, Break-even and Run through Streamlit's AppTest on the demo store; the page helpers the other test_app_*.py share."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard import data
+from ingest import store
 from ingest.pipeline import ingest_paths
 from tests.conftest import ROOT
 
 APP = str(ROOT / "dashboard" / "app.py")
-PAGES = ["views/compare.py", "views/run.py"]
+PAGES = ["views/compare.py", "views/breakeven.py", "views/run.py", "views/phases.py", "views/decisions.py", "views/ingest.py"]
 
 
-def run_page(page: str, db: Path, monkeypatch: pytest.MonkeyPatch, query: dict[str, str] | None = None) -> AppTest:
+def run_page(page: str, db: Path, monkeypatch: pytest.MonkeyPatch, query: dict[str, str | list[str]] | None = None) -> AppTest:
     monkeypatch.setenv("SPECDASH_DB", str(db))
     app = AppTest.from_file(APP, default_timeout=60)
     for key, value in (query or {}).items():
         app.query_params[key] = value
-    app.run()
     if page != PAGES[0]:
         app.switch_page(page)
-        app.run()
+    app.run()
     assert not app.exception, [e.value for e in app.exception]
     assert not app.error, [e.value for e in app.error]
     return app
 
 
+def url(app: AppTest, name: str) -> list[str]:
+    value = app.query_params.get(name)
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
 def texts(app: AppTest) -> str:
     parts = [m.value for m in app.markdown] + [c.value for c in app.caption] + [i.value for i in app.info]
-    parts += [w.value for w in app.warning] + [f"{m.label} {m.value} {m.delta}" for m in app.metric]
+    parts += [w.value for w in app.warning] + [s.value for s in app.success] + [e.label for e in app.expander]
+    parts += [f"{m.label} {m.value} {m.delta}" for m in app.metric] + [c.value for c in app.code]
     return "\n".join(str(p) for p in parts)
 
+
+@pytest.fixture
+def demo_copy(demo_db: Path, tmp_path: Path) -> Path:
+    db = tmp_path / "demo-copy.duckdb"
+    shutil.copy(demo_db, db)
+    return db
+
+
+@pytest.fixture
+def one_variant_db(tmp_path: Path) -> Path:
+    db = tmp_path / "one.duckdb"
+    ingest_paths([ROOT / "data" / "demo" / "phase-0" / "k2-drafter"], db, phase="phase-0", variant="k2-drafter")
+    return db
+
+
+def k2_session(db: Path) -> str:
+    return data.sessions(db, ["phase-0"], ["k2-drafter"])["session_id"].iloc[0]
+
+
+# --- Compare ----------------------------------------------------------------------------------
 
 def test_compare_tells_the_phase0_story(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = run_page("views/compare.py", demo_db, monkeypatch)
     metrics = {m.label: (m.value, m.delta) for m in app.metric}
     assert metrics["baseline (baseline)"][0] == "82.0 tok/s"
     assert metrics["from-scratch"][0] == "60.0 tok/s"
-    assert metrics["k2-drafter"][0] == "51.8 tok/s"
-    assert "slower" in metrics["k2-drafter"][1]
+    assert metrics["k2-drafter"] == ("51.8 tok/s", "-30.1 tok/s (-36.7%) · slower")
     assert app.selectbox(key="w_baseline").value == "baseline"
     shown = texts(app)
     assert "k2-drafter run 4 stopped early: 1963 of 2048" in shown
+    assert "mean of runs 51.88, 95% CI 49.2 – 54.6 · n = 5" in shown
+    assert "accept length 1.58 tokens/step = 0.58 accepted drafts/step" in shown
+    assert "Comparability check: ✓ like-for-like" in shown
     assert "Demo data" in shown
-    table = app.dataframe[0].value.set_index("variant")
-    assert table.loc["k2-drafter", "mean of runs (tok/s)"] == pytest.approx(51.88)
-    assert table.loc["k2-drafter", "Σtok/Σtime (tok/s)"] == pytest.approx(51.78)
+    table = app.dataframe[0].value.set_index("variant").join(app.dataframe[1].value.set_index("variant"))
+    assert table.loc["k2-drafter", "mean of runs"] == pytest.approx(51.88)
+    assert table.loc["k2-drafter", "Σtok/Σtime"] == pytest.approx(51.78)
+    assert table.loc["k2-drafter", "95% CI"] == "49.21 – 54.55"
     assert table.loc["k2-drafter", "tokens/step"] == pytest.approx(1.58)
-    assert table.loc["k2-drafter", "accepted drafts/step"] == pytest.approx(0.58)
+    assert table.loc["k2-drafter", "drafts/step"] == pytest.approx(0.58)
+    assert table.loc["k2-drafter", "cycle ms (est.)"] == pytest.approx(30.5)
     assert table.loc["k2-drafter", "verdict"] == "slower"
+    assert table.loc["k2-drafter", "like-for-like"] == "✓"
 
 
 def test_compare_reads_its_state_from_the_url(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,28 +90,103 @@ def test_compare_reads_its_state_from_the_url(demo_db: Path, monkeypatch: pytest
                    {"variant": ["from-scratch", "k2-drafter"], "baseline": "from-scratch", "metric": "mean_of_runs"})
     assert app.multiselect(key="w_variants").value == ["from-scratch", "k2-drafter"]
     assert app.selectbox(key="w_baseline").value == "from-scratch"
+    assert app.radio(key="w_metric").value == "mean_of_runs"
     assert {m.label for m in app.metric} == {"from-scratch (baseline)", "k2-drafter"}
     assert [m.value for m in app.metric if m.label == "k2-drafter"] == ["51.9 tok/s"]
+    # against a speculative baseline the drafters' speculation settings are no longer like-for-like
+    assert "Comparability check: ⚠ 2 difference(s)" in texts(app)
 
+
+def test_compare_writes_its_state_back_to_the_url(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = run_page("views/compare.py", demo_db, monkeypatch)
+    app.selectbox(key="w_baseline").set_value("from-scratch").run()
+    assert url(app, "baseline") == ["from-scratch"]
+    assert url(app, "variant") == ["baseline", "from-scratch", "k2-drafter"]
+    assert url(app, "phase") == ["phase-0"]
+
+
+# --- Break-even -------------------------------------------------------------------------------
+
+def test_breakeven_states_what_k2_would_need(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = run_page("views/breakeven.py", demo_db, monkeypatch)
+    shown = texts(app)
+    assert "one decode step ≈ **12.2 ms** (measured in the baseline's profiler trace)" in shown
+    k2 = next(m.value for m in app.markdown if m.value.startswith("**k2-drafter**"))
+    assert "r = 2.50 (cycle ≈ 30.5 ms, measured in a profiler trace; the cycle model says 30.5 ms" in k2
+    assert "**1.50 accepted drafts per step** (now 0.58)" in k2
+    assert "**≤ 19.3 ms**" in k2
+    assert "r is **measured**" in shown
+    table = app.dataframe[0].value.set_index("variant")
+    assert round(table.loc["k2-drafter", "r"], 2) == 2.50
+    assert round(table.loc["k2-drafter", "break-even drafts/step"], 2) == 1.50
+    assert round(table.loc["from-scratch", "cycle ms"], 1) == 33.0  # the trace; the model says 33.3
+    assert round(table.loc["from-scratch", "cycle ms (cycle model)"], 1) == 33.3
+
+
+def test_breakeven_without_traces_labels_r_an_estimate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "no-traces.duckdb"
+    for variant in ("baseline", "from-scratch", "k2-drafter"):
+        folder = ROOT / "data" / "demo" / "phase-0" / variant
+        ingest_paths([folder / "bench.json", folder / "server.log"], db, phase="phase-0", variant=variant)
+    app = run_page("views/breakeven.py", db, monkeypatch)
+    shown = texts(app)
+    assert "r is an **estimate**" in shown and "one decode step ≈ **12.2 ms** (1 ÷ the baseline's tok/s)" in shown
+    k2 = next(m.value for m in app.markdown if m.value.startswith("**k2-drafter**"))
+    assert "r = 2.50 (cycle ≈ 30.5 ms, estimated from tok/s and accept length" in k2
+    assert "**1.50 accepted drafts per step**" in k2
+
+
+# --- Run --------------------------------------------------------------------------------------
 
 def test_run_page_shows_a_session(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = run_page("views/run.py", demo_db, monkeypatch)
+    app = run_page("views/run.py", demo_db, monkeypatch, {"session": k2_session(demo_db)})
     runs = app.dataframe[0].value
-    assert len(runs) == 7 and runs["is_warmup"].sum() == 2
-    assert "Run 4 stopped at 1963 of 2048 tokens" in texts(app)
+    assert len(runs) == 7 and runs["warm-up"].sum() == 2
+    assert runs["flag"].tolist().count("⚠ stopped early") == 1
+    assert runs["tokens/step (log)"].round(2).tolist() == [1.58] * 7
+    shown = texts(app)
+    assert "Run 4 stopped at 1963 of 2048 tokens" in shown
+    assert "**Raw lines 16–198** of `server.log`" in shown
+    assert "Linked by same ingest call" in shown
+    provenance = app.dataframe[-1].value
+    assert provenance["role"].tolist() == ["benchmark", "server log"] and set(provenance["on disk"]) == {"present"}
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_empty_store_shows_how_to_ingest(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = run_page(page, tmp_path / "missing.duckdb", monkeypatch)
-    assert "specdash ingest" in texts(app)
+def test_run_page_opens_one_run_and_searches_its_raw_lines(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = run_page("views/run.py", demo_db, monkeypatch, {"session": k2_session(demo_db), "run": "4", "q": "prefill"})
+    assert app.selectbox(key="w_run").value == "4"
+    assert app.text_input(key="w_log_search").value == "prefill"
+    raw = app.code[0].value.splitlines()
+    assert [line.split()[0] for line in raw] == ["131", "164"]  # its own prefill, and the next run's in the context lines
+    assert all("Prefill batch" in line for line in raw)
+    assert "**Raw lines 130–164** of `server.log` (run 4" in texts(app)
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_one_variant_without_baseline_gives_guidance(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = tmp_path / "one.duckdb"
-    ingest_paths([ROOT / "data" / "demo" / "phase-0" / "k2-drafter"], db, phase="phase-0", variant="k2-drafter")
-    app = run_page(page, db, monkeypatch)
-    if page == "views/compare.py":
-        assert "No baseline in this selection" in texts(app)
-        assert [m.value for m in app.metric] == ["51.8 tok/s"]
+def test_run_page_diffs_the_config_against_the_baseline(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = run_page("views/run.py", demo_db, monkeypatch, {"session": k2_session(demo_db)})
+    config = app.dataframe[1].value
+    assert config["setting"].tolist() == ["speculative_algorithm", "speculative_draft_model_path", "speculative_eagle_topk",
+                                          "speculative_num_draft_tokens", "speculative_num_steps"]
+    assert list(config.columns) == ["setting", "kind", "this (k2-drafter)", "baseline (baseline)"]
+    app.toggle(key="w_diff_only").set_value(False).run()
+    assert len(app.dataframe[1].value) > 20 and url(app, "diff_only") == ["0"]
+
+
+def test_run_page_says_when_the_log_file_is_gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "k2"
+    shutil.copytree(ROOT / "data" / "demo" / "phase-0" / "k2-drafter", folder)
+    db = tmp_path / "moved.duckdb"
+    ingest_paths([folder], db, phase="phase-0", variant="k2-drafter")
+    (folder / "server.log").unlink()
+    app = run_page("views/run.py", db, monkeypatch)
+    assert "is gone since it was ingested" in texts(app)
+    assert set(app.dataframe[-1].value["on disk"]) == {"present", "gone"}
+    assert app.get("plotly_chart")  # the parsed rows still chart
+
+
+def test_a_store_from_an_older_schema_asks_to_be_upgraded(demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with store.writer(demo_copy) as con:
+        con.execute("DELETE FROM schema_migrations WHERE name = '005_run_windows'")
+    monkeypatch.setattr(store, "migrate", lambda con: [])  # keep it old for the app's read
+    app = run_page("views/compare.py", demo_copy, monkeypatch)
+    assert "predates the current schema" in texts(app) and "specdash status --db" in texts(app)

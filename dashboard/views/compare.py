@@ -4,118 +4,96 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, queries, ui
-from dashboard.state import BASELINE, METRIC, PHASES, VARIANTS
+from dashboard import analysis, charts, definitions, frames, queries, report, ui
+from dashboard.state import RUN, SESSION, Keys, carried_params
 
 st.title("Compare variants")
 store = ui.require_store()
 ui.demo_note(store)
 
 # --- controls -----------------------------------------------------------------------------------
-phase_options = queries.phases()
-PHASES.seed_list(phase_options, phase_options)
-left, middle, right, far = st.columns([2, 3, 2, 2])
-left.multiselect("Phases", phase_options, key=PHASES.key, help="Empty = all phases")
-selected_phases: list[str] = st.session_state[PHASES.key]
-
-variant_options = queries.variants(selected_phases)
-VARIANTS.seed_list(variant_options, variant_options)
-middle.multiselect("Variants", variant_options, key=VARIANTS.key)
-selected: list[str] = st.session_state[VARIANTS.key]
-
-speculative = queries.speculative_variants()
-plain = [v for v in selected if speculative.get(v) is False]
-BASELINE.seed_value(selected, plain[0] if plain else None)
-right.selectbox(
-    "Baseline", selected, key=BASELINE.key, placeholder="pick a baseline",
-    help="Deltas are against this variant. Default: the variant whose server ran without speculation.",
-)
-baseline: str | None = st.session_state[BASELINE.key]
-
-metric_options = [analysis.TOKENS_OVER_TIME, analysis.MEAN_OF_RUNS]
-METRIC.seed_value(metric_options, analysis.TOKENS_OVER_TIME)
-far.radio("Headline tok/s", metric_options, key=METRIC.key, format_func=analysis.METRIC_LABELS.get)
-metric: str = st.session_state[METRIC.key]
-for param in (PHASES, VARIANTS, BASELINE, METRIC):
-    param.publish()
-
-if not selected:
+selection = ui.selection_bar()
+if not selection.variants:
     st.info("Pick at least one variant above.")
     st.stop()
 
 # --- data ---------------------------------------------------------------------------------------
-summary = queries.variant_summary(selected_phases, selected)
+summary = queries.variant_summary(selection.phases, selection.variants)
 if summary.empty:
-    st.info("No measured benchmark runs for this selection. Ingest a benchmark JSON for these variants.")
+    st.info("No measured benchmark runs for this selection. Ingest a benchmark JSON for these variants "
+            "(**Ingest** page, or `specdash ingest bench.json --phase PHASE --variant NAME`).")
     st.stop()
-summary = summary.set_index("variant").loc[[v for v in selected if v in set(summary["variant"])]].reset_index()
-runs = queries.runs(selected_phases, selected)
-accept = queries.accept_by_variant(selected_phases, selected)
-comparison = analysis.compare_variants(summary, accept, baseline, metric)
+runs = queries.runs(selection.phases, selection.variants)
+accept = queries.accept_length(selection.phases, selection.variants)
+configs = queries.configs_by_variant(selection.phases, selection.variants)
+baseline = selection.baseline
+comparison = analysis.compare_variants(summary, accept, baseline, selection.metric)
 has_baseline = baseline is not None and baseline in set(comparison["variant"])
+findings = analysis.comparability(configs, summary, accept, baseline) if has_baseline else []
+not_like_for_like = {f["variant"] for f in findings if not f["like_for_like"]}
+metric_label = analysis.METRIC_LABELS[selection.metric]
+
+
+def open_run(session_id: str, run_index: int | None = None) -> None:
+    params = {**carried_params(), SESSION.url: session_id}
+    if run_index is not None:
+        params[RUN.url] = str(run_index)
+    st.switch_page("views/run.py", query_params=params)
+
 
 if not has_baseline:
-    st.info("No baseline in this selection: pick one above (a variant measured without speculation) to see deltas and speedups.")
+    st.info("No baseline in this selection: pick one above (a variant measured without speculation) to see deltas, "
+            "significance and break-even.")
 
 # --- headline -----------------------------------------------------------------------------------
-cards = st.columns(len(comparison))
-for card, (_, row) in zip(cards, comparison.iterrows()):
+for card, (_, row) in zip(st.columns(len(comparison)), comparison.iterrows()):
     delta = None
     if has_baseline and not row["is_baseline"]:
-        delta = f"{row['delta_pct']:+.1f}% vs {baseline} ({row['verdict']})"
+        delta = f"{row['delta']:+.1f} tok/s ({row['delta_pct']:+.1f}%) · {row['verdict']}"
     card.metric(
         label=f"{row['variant']}{' (baseline)' if row['is_baseline'] else ''}",
         value=f"{row['headline']:.1f} tok/s",
         delta=delta,
-        delta_color="off" if has_baseline and row.get("verdict") == "within noise" else "normal",
-        help=f"{analysis.METRIC_LABELS[metric]} over {row['runs']} measured runs (warm-ups excluded).",
+        delta_color="off" if row.get("verdict") in ("within noise", "too few runs to tell") else "normal",
+        help=f"{metric_label} over {row['runs']} measured runs. Δ: {definitions.DELTA}",
     )
+    notes = [f"mean of runs {row['mean_of_runs']:.2f}, 95% CI {ui.fmt_ci(row['ci_low'], row['ci_high'], 1)} · n = {row['runs']}"]
+    if row["tokens_per_step"] is not None and pd.notna(row["tokens_per_step"]):
+        notes.append(f"accept length {row['tokens_per_step']:.2f} tokens/step = {row['accepted_drafts_per_step']:.2f} accepted drafts/step")
+    if row["short_runs"]:
+        notes.append(f":orange[⚠ {row['short_runs']} short run(s)]")
+    if row["variant"] in not_like_for_like:
+        notes.append(":orange[⚠ not like-for-like (see below)]")
+    card.caption(" · ".join(notes))
 
-# --- chart: click a run to open it --------------------------------------------------------------
-figure = charts.tok_per_s_points(runs, comparison, analysis.METRIC_LABELS[metric])
-event = st.plotly_chart(figure, key="compare_points", on_select="rerun", selection_mode="points", width="stretch")
-points = (event or {}).get("selection", {}).get("points", []) if event else []
-picked = [p.get("customdata") for p in points if p.get("customdata")]
-if picked:
-    st.switch_page("views/run.py", query_params={"session": picked[0][0]})
-
-# --- table --------------------------------------------------------------------------------------
-def table(frame: pd.DataFrame) -> pd.DataFrame:
-    out = pd.DataFrame({
-        "variant": frame["variant"],
-        "runs": frame["runs"],
-        "Σtok/Σtime (tok/s)": frame["tokens_over_time"].round(2),
-        "mean of runs (tok/s)": frame["mean_of_runs"].round(2),
-        "95% CI (t)": [ui.fmt_ci(lo, hi, 2) for lo, hi in zip(frame["ci_low"], frame["ci_high"])],
-        "sd": frame["sd"].round(2),
-    })
-    if has_baseline:
-        out["Δ mean (tok/s)"] = frame["delta"].round(2)
-        out["Δ %"] = frame["delta_pct"].round(1)
-        out["Δ 95% CI (Welch)"] = [ui.fmt_ci(lo, hi, 2) for lo, hi in zip(frame["delta_low"], frame["delta_high"])]
-        out["verdict"] = frame["verdict"]
-        out["speedup"] = frame["speedup"].round(3)
-    out["tokens/step"] = frame["tokens_per_step"].round(2)
-    out["accepted drafts/step"] = frame["accepted_drafts_per_step"].round(2)
-    out["est. cycle (ms)"] = frame["cycle_ms_est"].round(1)
-    out["short runs"] = frame["short_runs"]
-    return out
-
-
-st.dataframe(
-    table(comparison),
-    hide_index=True,
-    width="stretch",
-    column_config={
-        "tokens/step": st.column_config.NumberColumn(help="Accept length as SGLang logs it: tokens emitted per verify step, bonus token included (floor 1.00). Weighted by #running-req over the server log."),
-        "accepted drafts/step": st.column_config.NumberColumn(help="Accept length − 1: draft tokens accepted per step, bonus excluded (the story's 0.58)."),
-        "est. cycle (ms)": st.column_config.NumberColumn(help="Estimate from the cycle model: tokens/step ÷ tok/s (baseline: 1 ÷ tok/s). No profiler trace used."),
-        "Δ 95% CI (Welch)": st.column_config.TextColumn(help="Welch's t interval on the difference of mean-of-runs; 'within noise' when it spans 0."),
-        "short runs": st.column_config.NumberColumn(help="Measured runs that stopped before max_tokens: short runs skew tok/s."),
-    },
+# --- charts: click a run to open it -------------------------------------------------------------
+left, right = st.columns([3, 2]) if has_baseline and len(comparison) > 1 else (st.container(), None)
+points_event = left.plotly_chart(
+    charts.tok_per_s_points(runs, comparison, metric_label, baseline if has_baseline else None),
+    key=Keys.compare_points, on_select="rerun", selection_mode="points", width="stretch",
 )
+if right is not None:
+    right.plotly_chart(charts.delta_forest(comparison), width="stretch")
+picked = [p.get("customdata") for p in (points_event or {}).get("selection", {}).get("points", [])]
+picked = [c for c in picked if c is not None and len(c) >= 2]
+if picked:
+    open_run(str(picked[0][0]), int(picked[0][1]))
 
-# --- warnings: short runs, comparability --------------------------------------------------------
+# --- the tables: click a row to open the variant's session --------------------------------------
+shown = frames.comparison_table(comparison, has_baseline, not_like_for_like)
+st.caption("Click a row to open that variant's session. Δ colours: green faster, red slower, grey within noise. "
+           "Hover a column name for its definition.")
+picked_rows = ui.comparison_tables(shown, (Keys.compare_table, Keys.compare_why))
+if picked_rows:
+    chosen = comparison.iloc[picked_rows[0]]
+    if chosen["session_ids"]:
+        open_run(chosen["session_ids"][-1])
+ui.export_buttons(shown, "compare-variants")
+if accept.empty:
+    st.caption("No accept length: no server log is linked to these sessions. Ingest each variant's server log with the "
+               "same `--phase`/`--variant` (or in the same `specdash ingest` call as its benchmark).")
+
+# --- warnings: short runs -----------------------------------------------------------------------
 short = runs[(~runs["is_warmup"]) & runs["hit_max_tokens"].eq(False)]
 for _, run in short.iterrows():
     st.warning(
@@ -123,42 +101,59 @@ for _, run in short.iterrows():
         f"tokens ({run['finish_reason'] or 'no finish reason'}). Short runs skew tok/s."
     )
 
-configs = queries.configs_by_variant(selected_phases, selected)
-findings = analysis.comparability(configs, summary, baseline) if has_baseline else []
+# --- comparability ------------------------------------------------------------------------------
+blocking = [f for f in findings if not f["like_for_like"]]
 with st.expander(
-    f"Comparability check: {'⚠ ' + str(len(findings)) + ' difference(s)' if findings else '✓ like-for-like'}",
-    expanded=bool(findings),
+    f"Comparability check: {'⚠ ' + str(len(blocking)) + ' difference(s) make a Δ not like-for-like' if blocking else '✓ like-for-like'}",
+    expanded=bool(blocking),
 ):
-    if findings:
-        st.warning("These differ from the baseline beyond the drafter itself, so the Δ is not purely the drafter's effect.")
-        st.dataframe(pd.DataFrame(findings), hide_index=True, width="stretch")
-    elif has_baseline:
-        st.success("Same model, parallelism, CUDA-graph setting, max_tokens and prompt lengths as the baseline (drafter settings aside).")
-    else:
+    if not has_baseline:
         st.caption("Pick a baseline to check comparability.")
+    elif blocking:
+        st.warning("These differ from the baseline beyond the drafter, so those variants' Δ is not purely the drafter's effect.")
+    else:
+        st.success("Same model, version, parallelism, CUDA graph, max_tokens and prompt lengths as the baseline "
+                   "(only the drafter and its speculation settings differ).")
+    if findings:
+        st.dataframe(frames.findings_table(findings), hide_index=True, width="stretch")
+        ui.export_buttons(frames.findings_table(findings), "comparability")
+    between = analysis.drafter_differences(configs, baseline)
+    if not between.empty:
+        st.caption("Speculation settings that differ between the drafters (matters when comparing drafters with each other):")
+        st.dataframe(between, hide_index=True, width="stretch")
+    st.caption(definitions.LIKE_FOR_LIKE + " Per-run config diffs with a diff-only toggle are on the Run page.")
 
-# --- drill down ---------------------------------------------------------------------------------
-st.subheader("Sessions")
-session_table = queries.sessions()
-session_table = session_table[session_table["variant"].isin(selected)]
-if selected_phases:
-    session_table = session_table[session_table["phase"].isin(selected_phases)]
-for _, session in session_table.iterrows():
-    st.page_link(
-        "views/run.py",
-        label=f"{session['variant']} · {session['phase'] or 'no phase'} · {session['started_at']} · "
-        f"{session['n_runs']} runs · {ui.fmt(session['mean_tok_per_s'])} tok/s",
-        icon=":material/search:",
-        query_params={"session": session["session_id"]},
+# --- runs: click one to open it -----------------------------------------------------------------
+with st.expander(f"Measured runs ({int((~runs['is_warmup']).sum())}) — click one to open it"):
+    measured = runs[~runs["is_warmup"]].reset_index(drop=True)
+    runs_event = st.dataframe(
+        measured.drop(columns=["is_warmup"]), hide_index=True, width="stretch", key=Keys.compare_runs,
+        on_select="rerun", selection_mode="single-row",
     )
+    run_rows = (runs_event or {}).get("selection", {}).get("rows", [])
+    if run_rows:
+        picked_run = measured.iloc[run_rows[0]]
+        open_run(picked_run["session_id"], int(picked_run["run_index"]))
+    ui.export_buttons(runs, "runs")
+
+# --- share --------------------------------------------------------------------------------------
+st.subheader("Share")
+link = ui.app_url("compare", carried_params())
+figures = [charts.tok_per_s_points(runs, comparison, metric_label, baseline if has_baseline else None, clickable=False)]
+if has_baseline and len(comparison) > 1:
+    figures.append(charts.delta_forest(comparison))
+selection_text = f"{', '.join(selection.variants)} · {', '.join(selection.phases) or 'all phases'} · baseline {baseline or 'none'}"
+report_table, report_findings = shown.copy(), frames.findings_table(findings)
+left, right = st.columns([1, 3])
+with left:
+    ui.download("HTML report", lambda: report.compare_report(selection_text, report_table, report_findings, figures, link,
+                                                             store.get("demo", False)),
+                f"specdash-compare-{pd.Timestamp.now():%Y%m%d-%H%M}.html", "text/html",
+                "This view as one self-contained HTML file (charts included, opens offline)")
+with right:
+    st.page_link("views/decisions.py", label="Record a decision from this view", icon=":material/gavel:",
+                 query_params=carried_params())
+st.caption(f"Permalink to this view: `{link}`")
 
 with st.expander("Definitions"):
-    st.markdown(
-        """
-- **tok/s per run** = output tokens ÷ wall time of that run. Warm-up runs are excluded everywhere.
-- **Σtok/Σtime** = total output tokens ÷ total wall time over measured runs; **mean of runs** = average of per-run tok/s. They differ (51.78 vs 51.88 for the K2 probe).
-- **95% CI (t)**: mean of runs ± t(0.975, n−1)·sd/√n. **Δ 95% CI (Welch)**: interval on the difference of means with unequal variances; *within noise* when it spans 0.
-- **tokens/step** (accept length, bonus incl.) and **accepted drafts/step** (= tokens/step − 1): see `docs/metrics.md`.
-- **est. cycle** = tokens/step ÷ tok/s: a model estimate, not a measurement.
-"""
-    )
+    st.markdown("\n".join(f"- {text}" for text in definitions.ALL))

@@ -1,93 +1,177 @@
-"""Run: one benchmark session — its runs, its server-log window, its config and where the data came from."""
+"""Run: one benchmark session — its runs, its server-log window and raw lines, its config and where the data came from."""
 from __future__ import annotations
 
-import json
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, queries, ui
-from dashboard.state import SESSION, carried_params
+from dashboard import analysis, charts, definitions, frames, queries, rawlog, ui
+from dashboard.state import BASELINE, DIFF_ONLY, LOG_SEARCH, RUN, SESSION, Keys, carried_params
+
+WHOLE_SESSION = "all"
+WINDOW_MARGIN = pd.Timedelta(seconds=5)
 
 st.title("Run drill-down")
 store = ui.require_store()
 ui.demo_note(store)
 
+# --- controls -----------------------------------------------------------------------------------
 sessions = queries.sessions()
 if sessions.empty:
     st.info("No benchmark sessions yet. " + ui.INGEST_HINT)
     st.stop()
-
 labels = {
     row["session_id"]: f"{row['variant']} · {row['phase'] or 'no phase'} · {row['started_at']} · {row['n_runs']} runs"
     for _, row in sessions.iterrows()
 }
 SESSION.seed_value(list(labels), sessions["session_id"].iloc[0])
-st.selectbox("Session", list(labels), key=SESSION.key, format_func=labels.get)
-SESSION.publish()
+top = st.columns([4, 2, 2])
+top[0].selectbox("Session", list(labels), key=SESSION.key, format_func=labels.get)
 session_id: str = st.session_state[SESSION.key]
 session = sessions[sessions["session_id"] == session_id].iloc[0]
+runs = queries.session_runs(session_id)
+measured = runs[~runs["is_warmup"]]
+
+run_options = [WHOLE_SESSION, *[str(i) for i in measured["run_index"]]]
+short_runs = {str(r.run_index) for r in measured.itertuples() if r.hit_max_tokens is False}
+RUN.seed_value(run_options, WHOLE_SESSION)
+top[1].selectbox("Run", run_options, key=RUN.key,
+                 format_func=lambda o: "whole session" if o == WHOLE_SESSION else f"run {o}" + (" (stopped early)" if o in short_runs else ""))
+selected_run = None if st.session_state[RUN.key] == WHOLE_SESSION else int(st.session_state[RUN.key])
+
+variant_options = sorted(set(sessions["variant"]))
+BASELINE.seed_value(variant_options, analysis.default_baseline(variant_options, queries.speculative_variants()))
+top[2].selectbox("Baseline (config diff)", variant_options, key=BASELINE.key,
+                 help="The variant whose server config this session's is diffed against.")
+for param in (SESSION, RUN, BASELINE):
+    param.publish()
 st.page_link("views/compare.py", label="← Compare", query_params=carried_params())
 
 # --- runs ---------------------------------------------------------------------------------------
-runs = queries.session_runs(session_id)
 st.subheader(f"Runs · {session['variant']} · {session['phase'] or 'no phase'}")
-st.caption(
-    f"Model `{session['model'] or '?'}` · endpoint `{session['endpoint'] or '?'}` · max_tokens {session['max_tokens']} · "
-    f"{int(runs['is_warmup'].sum())} warm-up runs (grey, excluded from every figure)"
+st.caption(f"Model `{session['model'] or '?'}` · endpoint `{session['endpoint'] or '?'}` · max_tokens {session['max_tokens']} · "
+           f"{int(runs['is_warmup'].sum())} warm-up runs (grey, excluded from every figure) · click a row to select a run")
+
+
+def highlight(row: pd.Series) -> list[str]:
+    if row["warm-up"]:
+        return ["color: #9E9E9E"] * len(row)
+    if selected_run is not None and row["run"] == selected_run:
+        return ["background-color: #FFF8E1; font-weight: 600"] * len(row)
+    return [""] * len(row)
+
+
+def pick_run_from_table() -> None:
+    rows = st.session_state[Keys.run_table].selection.rows
+    if rows and not runs.iloc[rows[0]]["is_warmup"]:
+        st.session_state[RUN.key] = str(runs.iloc[rows[0]]["run_index"])
+
+
+st.dataframe(
+    frames.session_runs_table(runs).style.apply(highlight, axis=1).format(precision=2, na_rep="—"),
+    hide_index=True, width="stretch", key=Keys.run_table, on_select=pick_run_from_table, selection_mode="single-row",
+    column_config={
+        "tok/s": st.column_config.NumberColumn(help=definitions.TOK_PER_S),
+        "tokens/step (log)": st.column_config.NumberColumn(help=definitions.TOKENS_PER_STEP),
+        "drafts/step (log)": st.column_config.NumberColumn(help=definitions.ACCEPTED_DRAFTS),
+        "gen tok/s (log)": st.column_config.NumberColumn(help="Mean of the server's gen throughput over the run's window, the first (idle-spanning) line excluded."),
+        "decode lines": st.column_config.NumberColumn(help="Server-log decode lines inside the run's time window."),
+        "flag": st.column_config.TextColumn(help=definitions.SHORT_RUN, width="medium"),
+    },
 )
-
-
-def grey_warmups(row: pd.Series) -> list[str]:
-    return ["color: #9E9E9E" if row["is_warmup"] else ""] * len(row)
-
-
-shown = runs.assign(
-    flag=[("stopped early" if hit is False and not warm else "") for hit, warm in zip(runs["hit_max_tokens"], runs["is_warmup"])]
-)
-st.dataframe(shown.style.apply(grey_warmups, axis=1).format(precision=2), hide_index=True, width="stretch")
-for _, run in runs[(~runs["is_warmup"]) & runs["hit_max_tokens"].eq(False)].iterrows():
+for _, run in measured[measured["hit_max_tokens"].eq(False)].iterrows():
     st.warning(f"⚠ Run {run['run_index']} stopped at {run['output_tokens']} of {run['max_tokens']} tokens: short runs skew tok/s.")
+ui.export_buttons(runs, f"runs-{session_id}")
 
 # --- server log window --------------------------------------------------------------------------
 st.subheader("Server log")
 logs = queries.session_logs(session_id)
+windows = queries.log_windows(session_id)
 if logs.empty:
-    st.info("No server log ingested for this session's variant and phase. Ingest it with "
-            f"`specdash ingest server.log --phase {session['phase'] or 'PHASE'} --variant {session['variant']}`.")
+    st.info("No server log linked to this session. Ingest its log in the same `specdash ingest` call as the benchmark, "
+            f"or with the same labels: `specdash ingest server.log --phase {session['phase'] or 'PHASE'} --variant {session['variant']}`.")
 else:
-    window_start = runs["started_at"].min()
-    window_end = runs["ended_at"].max()
-    series = queries.decode_series(logs["source_id"].tolist(), window_start, window_end)
+    st.caption(f"Linked by {', '.join(sorted(set(logs['link_method'])))} · {definitions.TOKENS_PER_STEP}")
+    keys = [f"{r.source_id}:{'' if pd.isna(r.segment) else int(r.segment)}" for r in logs.itertuples()]
+    start, end = runs["started_at"].min(), runs["ended_at"].max()
+    timed = pd.notna(start) and pd.notna(end)
+    series = queries.decode_series(keys, start - WINDOW_MARGIN, end + WINDOW_MARGIN) if timed else queries.decode_series(keys)
+    prefill = queries.prefill_events(keys, start - WINDOW_MARGIN, end + WINDOW_MARGIN) if timed else queries.prefill_events(keys)
     if series.empty:
-        series = queries.decode_series(logs["source_id"].tolist())
-        st.caption("No decode lines inside the runs' time window; showing the whole log.")
-    if series.empty:
-        st.info("The log has no timestamped decode lines to plot.")
+        st.info("The linked log has no timestamped decode lines in this session's time window.")
     else:
-        st.plotly_chart(charts.decode_timeseries(series, runs), width="stretch")
+        st.plotly_chart(charts.decode_window(series, runs, prefill, selected_run), width="stretch")
+        if int(series["lines"].sum()) > len(series):
+            st.caption(f"{int(series['lines'].sum()):,} decode lines averaged into {len(series):,} points (in SQL).")
+
+    # raw lines of the window, read back from the file
+    mine = windows if selected_run is None else windows[(windows["run_index"] == selected_run) & ~windows["is_warmup"]]
+    LOG_SEARCH.seed_text("")
+    st.text_input("Search the raw lines", key=LOG_SEARCH.key, placeholder="e.g. Prefill, accept len, error",
+                  help="Case-insensitive substring; the search is part of the URL.")
+    LOG_SEARCH.publish()
+    if mine.empty:
+        st.caption("No decode lines inside this window, so there is no line range to show.")
+    for (path, size), group in mine.groupby(["path", "size_bytes"], dropna=False):
+        window = queries.raw_window(path, None if pd.isna(size) else int(size),
+                                    int(group["first_line_no"].min()), int(group["last_line_no"].max()))
+        what = f"run {selected_run}" if selected_run is not None else "the session's runs"
+        st.markdown(f"**Raw lines {window.first:,}–{window.last:,}** of `{Path(path).name}` ({what}, with {rawlog.CONTEXT_LINES} lines of context)")
+        if window.problem:
+            st.warning(window.problem)
+            continue
+        hits = rawlog.matching(window.lines, st.session_state[LOG_SEARCH.key])
+        st.caption(f"{len(hits):,} of {len(window.lines):,} lines" + (f" match “{st.session_state[LOG_SEARCH.key]}”" if st.session_state[LOG_SEARCH.key] else "")
+                   + (f" · capped at {rawlog.MAX_LINES:,} lines" if window.truncated else ""))
+        st.code(rawlog.as_text(hits) or "(no matching lines)", language=None, height=360)
 
 # --- config -------------------------------------------------------------------------------------
 st.subheader("Server config")
 config = queries.session_config(session_id)
+baseline = st.session_state[BASELINE.key]
 if config.empty:
-    st.info("No `server_args` line found in this variant's logs.")
+    st.info("No `server_args` line in this session's log, so its config is unknown.")
 else:
-    row = config.iloc[0]
-    key_fields = ["model_path", "tp_size", "dp_size", "speculative_algorithm", "speculative_draft_model_path",
-                  "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens"]
-    st.dataframe(pd.DataFrame({"setting": key_fields, "value": [str(row[f]) for f in key_fields]}),
-                 hide_index=True, width="stretch")
-    with st.expander("All server arguments"):
-        st.json(json.loads(row["args"]) if row["args"] else {})
+    args = analysis.config_args(config.iloc[0])
+    base = queries.variant_config(baseline, session["phase"]) if baseline else pd.DataFrame()
+    DIFF_ONLY.seed_bool(True)
+    st.toggle("Differences only", key=DIFF_ONLY.key, help="Hide settings equal to the baseline's.")
+    DIFF_ONLY.publish()
+    diff_only = st.session_state[DIFF_ONLY.key]
+    if base.empty or baseline == session["variant"]:
+        table = analysis.side_by_side({session["variant"]: args}, diff_only=False)
+        st.caption("No other variant's config to diff against: pick a different baseline above." if not base.empty or not baseline
+                   else f"No config ingested for {baseline}.")
+    else:
+        table = analysis.side_by_side({f"this ({session['variant']})": args, f"baseline ({baseline})": analysis.config_args(base.iloc[0])},
+                                      diff_only=diff_only)
+        st.caption(f"{len(table)} setting(s) {'differ' if diff_only else 'in all'}; kinds: "
+                   + "; ".join(f"**{k}** — {v}" for k, v in analysis.KIND_EXPLAINED.items() if k in set(table["kind"])))
+    key_first = table.assign(_key=~table["setting"].isin(analysis.KEY_SETTINGS)).sort_values(["_key", "setting"]).drop(columns="_key")
+    st.dataframe(key_first, hide_index=True, width="stretch")
+    ui.export_buttons(key_first, f"config-{session_id}")
+    with st.expander("All server arguments (JSON)"):
+        st.json(args)
 
 # --- provenance ---------------------------------------------------------------------------------
 st.subheader("Provenance")
-provenance = pd.concat(
-    [
-        pd.DataFrame([{"kind": "benchmark", "path": session["path"], "sha256": session["sha256"],
-                       "ingested_at": session["ingested_at"]}]),
-        logs.assign(kind="server log")[["kind", "path", "sha256", "ingested_at"]] if not logs.empty else None,
-    ]
-)
-st.dataframe(provenance, hide_index=True, width="stretch")
+
+
+def on_disk(path: str, size: int | None) -> str:
+    file = Path(path)
+    if not file.is_file():
+        return "gone"
+    return "present" if size is None or file.stat().st_size == size else "changed since ingest"
+
+
+provenance = pd.concat([
+    pd.DataFrame([{"role": "benchmark", "path": session["path"], "kind": session["kind"], "sha256": session["sha256"],
+                   "size_bytes": session["size_bytes"], "ingested_at": session["ingested_at"], "linked by": "—"}]),
+    logs.assign(role="server log", **{"linked by": logs["link_method"]})[
+        ["role", "path", "kind", "sha256", "size_bytes", "ingested_at", "linked by"]] if not logs.empty else None,
+])
+provenance.insert(2, "on disk", [on_disk(p, None if pd.isna(s) else int(s)) for p, s in zip(provenance["path"], provenance["size_bytes"])])
+st.dataframe(provenance, hide_index=True, width="stretch",
+             column_config={"sha256": st.column_config.TextColumn(help="Content hash: re-ingesting the same bytes is a no-op.")})
+ui.export_buttons(provenance, f"provenance-{session_id}")

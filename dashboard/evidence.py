@@ -1,0 +1,213 @@
+"""A decision's evidence: the numbers of its sessions, computed as the Compare page does, frozen as JSON.
+
+No Streamlit: the CLI (``specdash decide``) and the demo builder call this too.
+``compute_evidence`` reads the store through ``dashboard.data`` and reduces with
+``dashboard.analysis``; ``check_decision`` recomputes it to tell whether a decision is stale: equal
+hashes (``ingest.decisions.evidence_hash``) settle it at once; otherwise the two
+are compared value by value, numbers within a relative 1e-6 (sums computed in
+parallel by DuckDB can differ in their last bits from one run to the next).
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dashboard import analysis, data
+from ingest.decisions import evidence_hash, normalized
+
+SCHEMA = "specdash.evidence/1"
+TOLERANCE = 1e-6  # relative: a number that moved less than this has not changed
+VARIANT_FIELDS = ("runs", "sessions", "headline", "tokens_over_time", "mean_of_runs", "ci_low", "ci_high", "sd",
+                  "short_runs", "delta", "delta_pct", "delta_low", "delta_high", "delta_pct_low", "delta_pct_high",
+                  "verdict", "speedup", "tokens_per_step", "accepted_drafts_per_step", "log_lines", "cycle_ms_est")
+
+
+class NoEvidence(Exception):
+    """None of the given sessions has measured runs in the store."""
+
+
+def _records(frame: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]]:
+    out = []
+    for _, row in frame.iterrows():
+        out.append({column: _plain(row.get(column)) for column in columns})
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def session_records(db: Path, session_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Each session's identity and its measured runs, so new runs or a changed file change the hash."""
+    sessions = data.sessions(db, (), (), session_ids)
+    runs = data.runs(db, (), (), session_ids)
+    out = []
+    for _, session in sessions.sort_values("session_id").iterrows():
+        mine = runs[(runs["session_id"] == session["session_id"]) & ~runs["is_warmup"]]
+        out.append({
+            "session_id": session["session_id"],
+            "variant": session["variant"],
+            "phase": session["phase"],
+            "started_at": _plain(session["started_at"]),
+            "source_sha256": session["sha256"],
+            "source_path": session["path"],
+            "max_tokens": _plain(session["max_tokens"]),
+            "measured_runs": [[int(r.run_index), _plain(r.output_tokens), _plain(r.duration_s), _plain(r.hit_max_tokens)]
+                              for r in mine.itertuples()],
+            "warmup_runs": int((runs["session_id"] == session["session_id"]).sum() - len(mine)),
+        })
+    return out
+
+
+def compute_evidence(
+    db: Path, session_ids: Sequence[str], baseline: str | None = None, metric: str = analysis.TOKENS_OVER_TIME
+) -> dict[str, Any]:
+    """The evidence numbers of these sessions: per variant means, CIs, Δ vs baseline, accept length, break-even."""
+    summary = data.variant_summary(db, (), (), session_ids)
+    if summary.empty:
+        raise NoEvidence("none of these sessions has measured benchmark runs in the store")
+    variants = summary["variant"].tolist()
+    if baseline not in variants:
+        baseline = analysis.default_baseline(variants, data.speculative_variants(db))
+    accept = data.accept_length(db, (), (), session_ids)
+    configs = data.configs_by_variant(db, (), (), session_ids)
+    phases = sorted({p for ps in summary["phases"] for p in (ps if ps is not None else [])})
+    comparison = analysis.compare_variants(summary, accept, baseline, metric)
+    measured = data.measured_cycles(db, phases, variants)
+    return normalized({
+        "schema": SCHEMA,
+        "metric": metric,
+        "baseline": baseline,
+        "phases": phases,
+        "sessions": session_records(db, session_ids),
+        "variants": [{"variant": row["variant"], **{f: _plain(row.get(f)) for f in VARIANT_FIELDS}}
+                     for _, row in comparison.iterrows()],
+        "break_even": [
+            {"variant": b.variant, "tokens_per_step": b.tokens_per_step, "cycle_ms": b.cycle_ms,
+             "cycle_source": b.cycle_source, "estimated_cycle_ms": b.estimated_cycle_ms, "baseline_step_ms": b.baseline_step_ms,
+             "baseline_step_source": b.baseline_step_source, "cost_ratio": b.cost_ratio,
+             "predicted_speedup": b.predicted_speedup, "needed_tokens_per_step": b.needed_tokens_per_step,
+             "needed_accepted_drafts": b.needed_accepted_drafts, "needed_cycle_ms": b.needed_cycle_ms}
+            for b in analysis.break_even(comparison, measured, baseline)
+        ],
+        "comparability": sorted(analysis.comparability(configs, summary, accept, baseline),
+                                key=lambda f: (f["variant"], f["setting"])),
+    })
+
+
+def frozen(decision: pd.Series | dict[str, Any]) -> dict[str, Any]:
+    return json.loads(decision["evidence"])
+
+
+@dataclass
+class Check:
+    """Whether a decision's evidence still matches the store, and what changed if not."""
+
+    stale: bool
+    reasons: list[str] = field(default_factory=list)
+    current: dict[str, Any] | None = None
+
+
+def check_decision(db: Path, decision: pd.Series | dict[str, Any]) -> Check:
+    then = frozen(decision)
+    session_ids = json.loads(decision["session_ids"])
+    present = set(data.sessions(db, (), (), session_ids)["session_id"])
+    missing = [s for s in session_ids if s not in present]
+    try:
+        now = compute_evidence(db, [s for s in session_ids if s in present], then.get("baseline"),
+                               then.get("metric", analysis.TOKENS_OVER_TIME))
+    except NoEvidence:
+        return Check(True, [f"none of its {len(session_ids)} evidence sessions is in the store any more"])
+    if not missing and (evidence_hash(now) == decision["evidence_hash"] or equivalent(then, now)):
+        return Check(False, [], now)
+    reasons = [f"session {s} is no longer in the store (file removed or re-ingested with other bytes)" for s in missing]
+    reasons += what_changed(then, now)
+    return Check(True, reasons or ["the evidence was computed differently (re-ingest with a newer parser)"], now)
+
+
+def equivalent(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
+    """Same structure and values, numbers equal within ``rel``: parallel sums in SQL differ in their last bits."""
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        if isinstance(a, dict) and isinstance(b, dict):
+            return a.keys() == b.keys() and all(equivalent(a[k], b[k], rel) for k in a)
+        if isinstance(a, list) and isinstance(b, list):
+            return len(a) == len(b) and all(equivalent(x, y, rel) for x, y in zip(a, b))
+        return a == b
+    return math.isclose(a, b, rel_tol=rel, abs_tol=rel)
+
+
+def what_changed(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """Human-readable differences in the headline numbers, per variant."""
+    labels = {"runs": ("measured runs", "{:.0f}"), "headline": ("tok/s", "{:.2f}"),
+              "tokens_per_step": ("tokens/step", "{:.2f}"), "short_runs": ("short runs", "{:.0f}")}
+    before = {v["variant"]: v for v in then.get("variants", [])}
+    after = {v["variant"]: v for v in now.get("variants", [])}
+    changes = []
+    for variant in sorted(set(before) | set(after)):
+        if variant not in after:
+            changes.append(f"{variant}: no longer among the evidence")
+            continue
+        if variant not in before:
+            changes.append(f"{variant}: new in the evidence")
+            continue
+        for key, (label, form) in labels.items():
+            a, b = before[variant].get(key), after[variant].get(key)
+            if a != b:
+                changes.append(f"{variant}: {label} {_fmt(a, form)} → {_fmt(b, form)}")
+    runs_then = {s["session_id"]: s["measured_runs"] for s in then.get("sessions", [])}
+    for session in now.get("sessions", []):
+        if session["session_id"] in runs_then and runs_then[session["session_id"]] != session["measured_runs"]:
+            changes.append(f"session {session['session_id']}: its runs changed")
+    return changes
+
+
+def _fmt(value: Any, form: str) -> str:
+    return "—" if value is None else form.format(value)
+
+
+def headline(evidence: dict[str, Any]) -> str:
+    """'k2-drafter 51.8 vs baseline 82.0 tok/s (−36.7%)' for each non-baseline variant."""
+    base = next((v for v in evidence["variants"] if v["variant"] == evidence.get("baseline")), None)
+    parts = []
+    for v in evidence["variants"]:
+        if base is None or v is base:
+            continue
+        pct = f" ({v['delta_pct']:+.1f}%, {v['verdict']})" if v.get("delta_pct") is not None else ""
+        parts.append(f"{v['variant']} {v['headline']:.1f} vs {base['variant']} {base['headline']:.1f} tok/s{pct}")
+    if not parts:
+        parts = [f"{v['variant']} {v['headline']:.1f} tok/s" for v in evidence["variants"]]
+    return "; ".join(parts)
+
+
+def evidence_frames(evidence: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The frozen evidence as the frames the chart builders take: comparison, runs, break-even points."""
+    comparison = pd.DataFrame(evidence["variants"])
+    comparison["is_baseline"] = comparison["variant"] == evidence.get("baseline")
+    runs = pd.DataFrame(
+        [
+            {"variant": s["variant"], "session_id": s["session_id"], "run_index": r[0], "is_warmup": False,
+             "output_tokens": r[1], "duration_s": r[2], "tok_per_s": r[1] / r[2] if r[1] and r[2] else None,
+             "hit_max_tokens": r[3], "max_tokens": s.get("max_tokens")}
+            for s in evidence["sessions"] for r in s["measured_runs"]
+        ],
+        columns=["variant", "session_id", "run_index", "is_warmup", "output_tokens", "duration_s", "tok_per_s",
+                 "hit_max_tokens", "max_tokens"],
+    )
+    points = [{"label": f"{b['variant']}", "variant": b["variant"], "tokens_per_step": b["tokens_per_step"],
+               "cost_ratio": b["cost_ratio"], "source": b["cycle_source"]} for b in evidence.get("break_even", [])]
+    if points and evidence.get("baseline"):
+        points.insert(0, {"label": evidence["baseline"], "variant": evidence["baseline"], "tokens_per_step": 1.0,
+                          "cost_ratio": 1.0, "source": "baseline: one token per step by definition"})
+    return comparison, runs, pd.DataFrame(points, columns=["label", "variant", "tokens_per_step", "cost_ratio", "source"])

@@ -1,0 +1,105 @@
+"""Break-even: where each session sits in the (τ, r) plane, and what each drafter would need to beat the baseline."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import analysis, charts, definitions, frames, queries, ui
+from dashboard.state import SESSION, Keys, carried_params
+
+st.title("Break-even")
+store = ui.require_store()
+ui.demo_note(store)
+st.caption(f"{definitions.TAU} {definitions.COST_RATIO} {definitions.BREAK_EVEN}")
+
+# --- controls -----------------------------------------------------------------------------------
+selection = ui.selection_bar()
+if not selection.variants:
+    st.info("Pick at least one variant above.")
+    st.stop()
+
+# --- data ---------------------------------------------------------------------------------------
+summary = queries.variant_summary(selection.phases, selection.variants)
+if summary.empty:
+    st.info("No measured benchmark runs for this selection. Ingest a benchmark JSON for these variants.")
+    st.stop()
+accept = queries.accept_length(selection.phases, selection.variants)
+comparison = analysis.compare_variants(summary, accept, selection.baseline, selection.metric)
+baseline = selection.baseline
+if baseline is None or baseline not in set(comparison["variant"]):
+    st.info("Break-even is relative to a baseline step: pick a baseline above (a variant measured without speculation).")
+    st.stop()
+measured = queries.measured_cycles(selection.phases, selection.variants)
+results = analysis.break_even(comparison, measured, baseline)
+step_ms, step_source = analysis.baseline_step(comparison, measured, baseline) or (None, None)
+if step_ms is None:
+    st.info(f"The baseline {baseline} has no tok/s to derive a step time from.")
+    st.stop()
+
+session_points = analysis.plane_points(
+    queries.session_summary(selection.phases, selection.variants),
+    queries.accept_length(selection.phases, selection.variants, by="session"),
+    step_ms, selection.metric,
+)
+points = session_points.assign(
+    label=[f"{v} · {p or 'no phase'}" for v, p in zip(session_points["variant"], session_points["phase"])],
+    source=["session: cycle model estimate"] * len(session_points),
+) if not session_points.empty else pd.DataFrame(columns=["label", "variant", "tokens_per_step", "cost_ratio", "source", "session_id"])
+traced = [r for r in results if r.cycle_source == analysis.CYCLE_MEASURED]
+if traced:
+    points = pd.concat([points, pd.DataFrame([{"label": f"{r.variant} (trace)", "variant": r.variant, "session_id": None,
+                                               "tokens_per_step": r.tokens_per_step, "cost_ratio": r.cost_ratio,
+                                               "source": "profiler trace (measured cycle)"} for r in traced])],
+                       ignore_index=True)
+
+# --- the plane ----------------------------------------------------------------------------------
+needs = pd.DataFrame([{"variant": r.variant, "tokens_per_step": r.tokens_per_step, "cost_ratio": r.cost_ratio}
+                      for r in results])
+event = st.plotly_chart(
+    charts.breakeven_plane(points, analysis.ISO_SPEEDUPS, needs if not needs.empty else None),
+    key=Keys.breakeven_plane, on_select="rerun", selection_mode="points", width="stretch",
+)
+labels = [p.get("customdata")[0] for p in (event or {}).get("selection", {}).get("points", []) if p.get("customdata") is not None]
+if labels:
+    match = points[(points["label"] == labels[0]) & points["session_id"].notna()]
+    if not match.empty:
+        st.switch_page("views/run.py", query_params={**carried_params(), SESSION.url: match["session_id"].iloc[0]})
+st.caption("Each session is a point (click one to open it). Dashed guides: how far right (more accepted drafts) or down "
+           "(a cheaper cycle) a drafter must move to reach the break-even line.")
+
+# --- what each variant needs --------------------------------------------------------------------
+if not results:
+    st.info("No speculative variant with an accept length in this selection. Ingest the server logs of the speculative "
+            "runs (same `--phase`/`--variant` as their benchmark) so accept length can be read from them.")
+    st.stop()
+step_text = "measured in the baseline's profiler trace" if step_source == analysis.CYCLE_MEASURED else "1 ÷ the baseline's tok/s"
+st.markdown(f"Baseline **{baseline}**: one decode step ≈ **{step_ms:.1f} ms** ({step_text}).")
+for result in results:
+    st.markdown(result.sentence())
+if traced:
+    st.caption(f":material/check: r is **measured**: cycle time from the profiler traces of {', '.join(r.variant for r in traced)} "
+               "(per rank the median complete cycle; the slowest rank sets the pace). The cycle model's estimate is in the table "
+               "for comparison.")
+else:
+    st.caption(":material/info: r is an **estimate** from the cycle model (cycle ≈ tokens/step ÷ tok/s): no profiler trace "
+               "was ingested for these variants. Ingest a trace (`specdash ingest TRACE_DIR --phase P --variant V`) and r "
+               "comes from the measured cycle instead.")
+
+table = frames.break_even_table(results)
+st.dataframe(
+    table.style.format(precision=2, na_rep="—"), hide_index=True, width="stretch",
+    column_config={
+        "tokens/step τ": st.column_config.NumberColumn(help=definitions.TOKENS_PER_STEP),
+        "drafts/step now": st.column_config.NumberColumn(help=definitions.ACCEPTED_DRAFTS),
+        "r": st.column_config.NumberColumn(help=definitions.COST_RATIO),
+        "break-even drafts/step": st.column_config.NumberColumn(help="Accepted drafts per step at which S = 1 at this cycle cost: r − 1."),
+        "break-even τ": st.column_config.NumberColumn(help="Accept length (bonus incl.) at which S = 1 at this cycle cost: τ = r."),
+        "break-even cycle ms": st.column_config.NumberColumn(help="Cycle time at which S = 1 at this accept length: τ × baseline step."),
+        "S = τ ÷ r": st.column_config.NumberColumn(help=definitions.BREAK_EVEN),
+        "observed speedup": st.column_config.NumberColumn(help=definitions.SPEEDUP),
+    },
+)
+ui.export_buttons(table, "break-even")
+with st.expander("Session points"):
+    st.dataframe(points.drop(columns=["label"], errors="ignore"), hide_index=True, width="stretch")
+    ui.export_buttons(points, "break-even-points")

@@ -1,0 +1,178 @@
+"""Decisions: the ledger of verdicts with the evidence frozen when each was made; stale ones flagged; new ones recorded here."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import analysis, charts, evidence, frames, queries, report, summary, ui
+from dashboard.state import BASELINE, DECISION, METRIC, PHASES, SESSION, VARIANTS, Keys
+from ingest.decisions import VERDICTS, InvalidDecision, record_decision
+
+st.title("Decisions")
+store = ui.require_store()
+ui.demo_note(store)
+decisions = queries.decisions()
+checks = queries.decision_checks()
+
+# --- the ledger ---------------------------------------------------------------------------------
+if st.session_state.get(Keys.decision_created):
+    st.success(st.session_state.pop(Keys.decision_created))
+if decisions.empty:
+    st.info("No decisions recorded yet. Record the first one below (or from a shell: "
+            "`specdash decide --phase phase-0 --title '...' --verdict rejected`).")
+else:
+    ledger = pd.DataFrame({
+        "decided (UTC)": decisions["created_at"],
+        "title": decisions["title"],
+        "phase": decisions["phase"],
+        "verdict": decisions["verdict"],
+        "evidence": ["⚠ stale" if checks.get(i) and checks[i].stale else "✓ current" for i in decisions["decision_id"]],
+        "numbers then": [evidence.headline(json.loads(e)) for e in decisions["evidence"]],
+    })
+    ids = decisions["decision_id"].tolist()
+    DECISION.seed_value(ids, ids[0])
+
+    def pick_from_ledger() -> None:
+        rows = st.session_state[Keys.decision_table].selection.rows
+        if rows:
+            st.session_state[DECISION.key] = ids[rows[0]]
+
+    st.dataframe(ledger, hide_index=True, width="stretch", key=Keys.decision_table, on_select=pick_from_ledger,
+                 selection_mode="single-row",
+                 column_config={"evidence": st.column_config.TextColumn(
+                     help="Stale: the evidence sessions' numbers have changed since the decision (re-ingest, new runs).")})
+    ui.export_buttons(ledger.assign(decision_id=ids), "decisions")
+    titles = {row["decision_id"]: f"{str(row['created_at'])[:10]} · {row['title']} · {row['verdict']}" for _, row in decisions.iterrows()}
+    st.selectbox("Decision", ids, key=DECISION.key, format_func=titles.get)
+    DECISION.publish()
+
+    # --- one decision -------------------------------------------------------------------------------
+    row = decisions[decisions["decision_id"] == st.session_state[DECISION.key]].iloc[0].to_dict()
+    frozen = evidence.frozen(row)
+    check = checks.get(row["decision_id"], evidence.Check(False))
+    st.subheader(row["title"])
+    st.badge(row["verdict"], color=ui.VERDICT_BADGES.get(row["verdict"], "gray"))
+    st.caption(f"Phase {row['phase'] or '—'} · decided {str(row['created_at'])[:16]} UTC · baseline "
+               f"{frozen.get('baseline') or 'none'} · {len(frozen['sessions'])} evidence sessions · "
+               f"headline = {analysis.METRIC_LABELS.get(frozen.get('metric'), '')}")
+    if check.stale:
+        st.warning("**Stale**: the evidence has changed since this decision was made — " + "; ".join(check.reasons))
+    else:
+        st.caption("✓ The evidence sessions still give exactly these numbers.")
+    if row["note_md"]:
+        st.markdown(row["note_md"])
+    st.markdown(f"**Numbers frozen when decided:** {evidence.headline(frozen)}")
+    comparison, runs, points = evidence.evidence_frames(frozen)
+    blocked = {f["variant"] for f in frozen.get("comparability", []) if not f["like_for_like"]}
+    ui.comparison_tables(frames.comparison_table(comparison, frozen.get("baseline") is not None, blocked))
+    left, right = st.columns([3, 2])
+    left.plotly_chart(charts.tok_per_s_points(runs, comparison, analysis.METRIC_LABELS.get(frozen.get("metric"), ""),
+                                              frozen.get("baseline"), clickable=False), width="stretch")
+    if comparison["delta_pct"].notna().any() if "delta_pct" in comparison else False:
+        right.plotly_chart(charts.delta_forest(comparison), width="stretch")
+    for line in summary.break_even_lines(frozen):
+        st.markdown(line)
+    if frozen.get("comparability"):
+        st.dataframe(frames.findings_table(frozen["comparability"]), hide_index=True, width="stretch")
+    st.caption("Evidence sessions:")
+    for session in frozen["sessions"]:
+        st.page_link("views/run.py", label=f"{session['variant']} · {session['phase'] or 'no phase'} · {session['started_at']}",
+                     icon=":material/search:", query_params={SESSION.url: session["session_id"]})
+
+    link = ui.app_url("decisions", {DECISION.url: row["decision_id"]})
+    markdown = summary.decision_markdown(row, frozen, link, check.reasons if check.stale else None)
+    stem = f"decision-{row['decision_id']}"
+    share = st.columns([2, 2, 5])
+    with share[0]:
+        ui.download("Markdown summary", lambda: markdown, f"{stem}.md", "text/markdown",
+                    "Verdict, numbers with CIs and definitions, config differences and a link back: paste into a chat or a PR")
+    with share[1]:
+        ui.download("HTML report", lambda: report.decision_report(row, frozen, link, check.reasons if check.stale else ()),
+                    f"{stem}.html", "text/html", "One self-contained HTML file (charts included, opens offline)")
+    with st.expander("Markdown summary (copy)"):
+        st.code(markdown, language="markdown")
+
+# --- record a decision --------------------------------------------------------------------------
+st.divider()
+st.subheader("Record a decision")
+all_sessions = queries.sessions()
+phase_options = queries.phases()
+carried_phase = PHASES.link_value()
+carried_phase = carried_phase[0] if isinstance(carried_phase, list) else carried_phase
+carried_variants = VARIANTS.link_value()
+carried_variants = [carried_variants] if isinstance(carried_variants, str) else carried_variants or []
+
+
+def sessions_of(phase: str | None) -> list[str]:
+    mine = all_sessions[all_sessions["phase"] == phase] if phase else all_sessions
+    if carried_variants and mine["variant"].isin(carried_variants).any():
+        mine = mine[mine["variant"].isin(carried_variants)]
+    return mine["session_id"].tolist()
+
+
+if Keys.decision_phase not in st.session_state:
+    st.session_state[Keys.decision_phase] = carried_phase if carried_phase in phase_options else (phase_options[-1] if phase_options else None)
+    st.session_state[Keys.decision_sessions] = sessions_of(st.session_state[Keys.decision_phase])
+
+
+def phase_changed() -> None:
+    st.session_state[Keys.decision_sessions] = sessions_of(st.session_state[Keys.decision_phase])
+
+
+labels = {r["session_id"]: f"{r['variant']} · {r['phase'] or 'no phase'} · {r['started_at']} · {r['n_runs']} runs"
+          for _, r in all_sessions.iterrows()}
+top = st.columns([2, 4])
+top[0].selectbox("Phase", phase_options, key=Keys.decision_phase, on_change=phase_changed,
+                 help="The phase this decision closes; picks its sessions as evidence.")
+top[1].multiselect("Evidence sessions", list(labels), key=Keys.decision_sessions, format_func=labels.get)
+chosen: list[str] = st.session_state[Keys.decision_sessions]
+chosen_variants = sorted(set(all_sessions[all_sessions["session_id"].isin(chosen)]["variant"]))
+default_base = BASELINE.link_value() if BASELINE.link_value() in chosen_variants else \
+    analysis.default_baseline(chosen_variants, queries.speculative_variants())
+if st.session_state.get(Keys.decision_baseline) not in chosen_variants:
+    st.session_state[Keys.decision_baseline] = default_base
+middle = st.columns([2, 2, 2])
+middle[0].text_input("Title", key=Keys.decision_title, placeholder="e.g. K2 drafter as-is")
+middle[1].radio("Verdict", VERDICTS, key=Keys.decision_verdict, horizontal=True, index=None)
+middle[2].selectbox("Baseline", chosen_variants, key=Keys.decision_baseline)
+st.text_area("Note (Markdown)", key=Keys.decision_note, height=120,
+             placeholder="Why, what it rests on, what happens next. Rendered as Markdown.")
+metric = METRIC.link_value() if METRIC.link_value() in analysis.METRIC_LABELS else analysis.TOKENS_OVER_TIME
+
+preview = None
+if chosen:
+    try:
+        preview = queries.compute_evidence(chosen, st.session_state[Keys.decision_baseline], metric)
+        st.caption(f"Evidence that will be frozen: {evidence.headline(preview)}")
+    except evidence.NoEvidence as error:
+        st.warning(f"{error}: pick sessions with measured runs.")
+else:
+    st.caption("Pick the evidence sessions.")
+
+
+def record() -> None:
+    try:
+        decision_id = record_decision(
+            Path(queries.db_path()), title=st.session_state[Keys.decision_title], verdict=st.session_state[Keys.decision_verdict],
+            session_ids=chosen, evidence=preview or {}, phase=st.session_state[Keys.decision_phase],
+            note_md=st.session_state[Keys.decision_note],
+        )
+    except InvalidDecision as error:
+        st.session_state[Keys.decision_created] = None
+        st.session_state[Keys.decision_error] = f"{error.message} — {error.hint}"
+        return
+    st.session_state[Keys.decision_created] = f"Recorded “{st.session_state[Keys.decision_title].strip()}” with its evidence frozen."
+    st.session_state[DECISION.key] = decision_id
+    st.session_state[DECISION.memory_key] = None
+    st.query_params[DECISION.url] = decision_id
+    st.session_state[Keys.decision_title] = ""
+    st.session_state[Keys.decision_note] = ""
+    st.session_state[Keys.decision_verdict] = None
+
+
+st.button("Record decision", type="primary", icon=":material/gavel:", on_click=record, disabled=preview is None)
+if st.session_state.get(Keys.decision_error):
+    st.error(st.session_state.pop(Keys.decision_error))

@@ -1,0 +1,90 @@
+"""Phases: the experiment's timeline (phases, their sessions, headline numbers, decisions) and trends across phases."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import analysis, charts, frames, queries, ui
+from dashboard.state import METRIC, PHASES, VARIANTS, carried_params
+
+st.title("Phases")
+store = ui.require_store()
+ui.demo_note(store)
+
+overview = queries.phase_overview()
+if overview.empty:
+    st.info("No benchmark sessions yet. " + ui.INGEST_HINT)
+    st.stop()
+phase_order = overview["phase"].tolist()
+
+# --- controls -----------------------------------------------------------------------------------
+variant_options = queries.variants([])
+VARIANTS.seed_list(variant_options, variant_options)
+METRIC.seed_value([analysis.TOKENS_OVER_TIME, analysis.MEAN_OF_RUNS], analysis.TOKENS_OVER_TIME)
+left, right = st.columns([3, 2])
+left.multiselect("Variants", variant_options, key=VARIANTS.key)
+right.radio("Headline tok/s", [analysis.TOKENS_OVER_TIME, analysis.MEAN_OF_RUNS], key=METRIC.key,
+            format_func=analysis.METRIC_LABELS.get, horizontal=True)
+VARIANTS.publish()
+METRIC.publish()
+variants: list[str] = st.session_state[VARIANTS.key]
+metric: str = st.session_state[METRIC.key]
+
+# --- data ---------------------------------------------------------------------------------------
+decisions = queries.decisions()
+summary = queries.variant_summary([], variants, by_phase=True) if variants else pd.DataFrame()
+accept = queries.accept_length([], variants, by="phase") if variants else pd.DataFrame()
+trends = analysis.phase_trends(summary, accept, phase_order, metric) if not summary.empty else pd.DataFrame()
+
+# --- timeline -----------------------------------------------------------------------------------
+st.plotly_chart(charts.phase_timeline(overview, decisions), width="stretch")
+
+
+def headline_numbers(phase: str) -> str:
+    if trends.empty:
+        return "—"
+    rows = trends[trends["phase"] == phase]
+    return " · ".join(
+        f"{r.variant} {r.headline:.1f} tok/s" + (f" (τ {r.tokens_per_step:.2f})" if pd.notna(r.tokens_per_step) else "")
+        for r in rows.itertuples()
+    ) or "—"
+
+
+def decided(phase: str) -> str:
+    mine = decisions[decisions["phase"].fillna("(no phase)") == phase] if not decisions.empty else decisions
+    return " · ".join(f"{r.title}: {r.verdict}" for r in mine.itertuples()) or "—"
+
+
+table = pd.DataFrame({
+    "phase": overview["phase"],
+    "first run": overview["first_at"],
+    "last run": overview["last_at"],
+    "sessions": overview["sessions"],
+    "measured runs": overview["measured_runs"],
+    "decisions": [decided(p) for p in overview["phase"]],
+    "headline per variant": [headline_numbers(p) for p in overview["phase"]],
+})
+st.dataframe(table, hide_index=True, width="stretch",
+             column_config={"headline per variant": st.column_config.TextColumn(
+                 help=f"{analysis.METRIC_LABELS[metric]} over measured runs; τ = accept length (tokens/step, bonus incl.).")})
+ui.export_buttons(table, "phases")
+links = st.columns(min(len(phase_order), 6))
+for index, phase in enumerate(phase_order):
+    if phase != "(no phase)":
+        links[index % len(links)].page_link("views/compare.py", label=f"Compare {phase}", icon=":material/leaderboard:",
+                         query_params={**carried_params(METRIC), PHASES.url: phase})
+
+# --- trends -------------------------------------------------------------------------------------
+st.subheader("Trends across phases")
+if not variants:
+    st.info("Pick at least one variant above.")
+    st.stop()
+if trends.empty:
+    st.info("No measured runs for these variants.")
+    st.stop()
+if len(set(trends["phase"])) < 2:
+    st.info("Only one phase has runs of these variants so far: each line becomes a trend once a second phase is ingested "
+            "(`specdash ingest DIR --phase phase-1`).")
+st.plotly_chart(charts.phase_trends(trends, phase_order, analysis.METRIC_LABELS[metric]), width="stretch")
+st.dataframe(frames.trends_table(trends).style.format(precision=2, na_rep="—"), hide_index=True, width="stretch")
+ui.export_buttons(trends, "phase-trends")

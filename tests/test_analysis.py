@@ -1,0 +1,202 @@
+"""The dashboard's pure computations: comparison, break-even, comparability, trends — on small frames and on the demo store."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dashboard import analysis, data, frames
+from dashboard.analysis import CYCLE_ESTIMATED, CYCLE_MEASURED, TOKENS_OVER_TIME
+
+VARIANTS = ["baseline", "from-scratch", "k2-drafter"]
+
+
+def summary_frame(**overrides: list) -> pd.DataFrame:
+    base = {
+        "variant": ["baseline", "k2"], "n_runs": [5, 5], "n_sessions": [1, 1], "mean_of_runs": [81.98, 51.88],
+        "tokens_over_time": [81.99, 51.78], "sd": [0.795, 2.151], "short_runs": [0, 1],
+        "prompt_min": [27, 26], "prompt_max": [33, 34], "max_tokens": [[2048], [2048]], "models": [["m"], ["m"]],
+        "session_ids": [["b-0"], ["k-0"]],
+    }
+    base.update(overrides)
+    return pd.DataFrame(base)
+
+
+ACCEPT = pd.DataFrame({"variant": ["baseline", "k2"], "tokens_per_step": [None, 1.58],
+                       "accepted_drafts_per_step": [None, 0.58], "log_lines": [255, 159], "cuda_graph": [[True], [True]]})
+
+
+def config_row(variant: str, **args: object) -> dict[str, object]:
+    return {"variant": variant, "args": json.dumps(args), "distinct_configs": 1}
+
+
+# --- comparison -------------------------------------------------------------------------------
+
+def test_baseline_row_has_no_delta_interval_and_speedup_one() -> None:
+    out = analysis.compare_variants(summary_frame(), ACCEPT, "baseline").set_index("variant")
+    assert out.loc["baseline", "verdict"] == "baseline"
+    assert out.loc["baseline", "speedup"] == 1.0
+    assert pd.isna(out.loc["baseline", "delta_low"])
+    assert out.loc["k2", "delta"] == pytest.approx(51.88 - 81.98)
+    assert out.loc["k2", "delta_pct_low"] < out.loc["k2", "delta_pct"] < out.loc["k2", "delta_pct_high"] < 0
+    assert out.loc["k2", "session_ids"] == ["k-0"]
+
+
+def test_without_baseline_there_are_no_deltas() -> None:
+    out = analysis.compare_variants(summary_frame(), ACCEPT, None)
+    assert "delta" not in out.columns
+    assert out["headline"].tolist() == [81.99, 51.78]
+
+
+@pytest.mark.parametrize(
+    ("variants", "speculative", "expected"),
+    [
+        (["k2", "plain", "baseline"], {"k2": True, "plain": False}, "plain"),
+        (["k2", "baseline"], {}, "baseline"),
+        (["k2", "scratch"], {"k2": True, "scratch": True}, None),
+    ],
+)
+def test_default_baseline_prefers_the_non_speculative_server(variants: list[str], speculative: dict, expected: str | None) -> None:
+    assert analysis.default_baseline(variants, speculative) == expected
+
+
+def test_comparison_table_reads_like_the_page() -> None:
+    comparison = analysis.compare_variants(summary_frame(), ACCEPT, "baseline")
+    table = frames.comparison_table(comparison, True, {"k2"}).set_index("variant")
+    assert table.loc["baseline", "Δ 95% CI"] == "—" and pd.isna(table.loc["baseline", "Δ tok/s"])
+    assert table.loc["k2", "drafts/step"] == 0.58
+    assert table.loc["k2", "like-for-like"] == "⚠ no"
+    assert table.loc["k2", "95% CI"] == "49.21 – 54.55"
+
+
+# --- break-even (DOMAIN.md §2) ----------------------------------------------------------------
+
+def test_break_even_of_the_k2_story_from_the_cycle_model() -> None:
+    comparison = analysis.compare_variants(summary_frame(), ACCEPT, "baseline", TOKENS_OVER_TIME)
+    [k2] = analysis.break_even(comparison, pd.DataFrame(), "baseline")
+    assert k2.cycle_source == CYCLE_ESTIMATED
+    assert k2.cycle_ms == pytest.approx(30.5, abs=0.05)
+    assert k2.baseline_step_ms == pytest.approx(12.2, abs=0.05)
+    assert round(k2.cost_ratio, 2) == 2.50
+    assert round(k2.needed_accepted_drafts, 2) == 1.50
+    assert k2.needed_cycle_ms == pytest.approx(1.58 * 1000 / 81.99)
+    assert k2.predicted_speedup == pytest.approx(51.78 / 81.99)  # with the estimate, S is the observed speedup
+    assert "1.50 accepted drafts per step" in k2.sentence() and "r = 2.50" in k2.sentence()
+
+
+def test_a_measured_cycle_replaces_the_estimate() -> None:
+    comparison = analysis.compare_variants(summary_frame(), ACCEPT, "baseline")
+    measured = pd.DataFrame({"variant": ["k2", "baseline"], "cycle_kind": ["speculative", "decode"], "cycle_ms": [36.0, 12.0]})
+    [k2] = analysis.break_even(comparison, measured, "baseline")
+    assert (k2.cycle_source, k2.baseline_step_source) == (CYCLE_MEASURED, CYCLE_MEASURED)
+    assert k2.cost_ratio == pytest.approx(3.0)
+    assert k2.needed_accepted_drafts == pytest.approx(2.0)
+
+
+def test_plane_points_place_each_session() -> None:
+    sessions = pd.DataFrame({"session_id": ["b-0", "k-0"], "variant": ["baseline", "k2"], "phase": ["p0", "p0"],
+                             "started_at": [None, None], "tokens_over_time": [80.0, 50.0], "mean_of_runs": [80.0, 50.0]})
+    accept = pd.DataFrame({"session_id": ["k-0"], "tokens_per_step": [1.5]})
+    points = analysis.plane_points(sessions, accept, 1000 / 80.0, TOKENS_OVER_TIME).set_index("session_id")
+    assert points.loc["b-0", "tokens_per_step"] == 1.0 and points.loc["b-0", "cost_ratio"] == pytest.approx(1.0)
+    assert points.loc["k-0", "cost_ratio"] == pytest.approx(1.5 / 50 * 80)
+    assert points.loc["k-0", "speedup"] == pytest.approx(50 / 80)
+
+
+# --- comparability ----------------------------------------------------------------------------
+
+def test_like_for_like_when_only_the_drafter_differs() -> None:
+    configs = pd.DataFrame([config_row("baseline", model_path="m", tp_size=8, speculative_algorithm=None),
+                            config_row("k2", model_path="m", tp_size=8, speculative_algorithm="EAGLE3",
+                                       speculative_num_steps=2, speculative_draft_model_path="/d")])
+    findings = analysis.comparability(configs, summary_frame(), ACCEPT, "baseline")
+    assert [f["setting"] for f in findings] == ["speculative_num_steps"]  # the drafter itself is not listed
+    assert all(f["like_for_like"] for f in findings)
+
+
+def test_setup_benchmark_and_observed_differences_break_like_for_like() -> None:
+    configs = pd.DataFrame([config_row("baseline", model_path="m", tp_size=8, version="0.5.1"),
+                            config_row("k2", model_path="m", tp_size=4, version="0.5.3", speculative_algorithm="EAGLE3")])
+    summary = summary_frame(max_tokens=[[2048], [1024]], prompt_min=[27, 900], prompt_max=[33, 1000])
+    accept = ACCEPT.assign(cuda_graph=[[True], [False]])
+    blocked = {(f["setting"], f["kind"]) for f in analysis.comparability(configs, summary, accept, "baseline")
+               if not f["like_for_like"]}
+    assert blocked == {("tp_size", "setup"), ("version", "setup"), ("max_tokens", "benchmark"),
+                       ("prompt tokens", "benchmark"), ("cuda graph (decode lines)", "observed")}
+
+
+def test_missing_baseline_config_cannot_be_checked() -> None:
+    configs = pd.DataFrame([config_row("k2", speculative_algorithm="EAGLE3")])
+    [finding] = analysis.comparability(configs, summary_frame(), ACCEPT, "baseline")
+    assert finding["kind"] == "unknown" and finding["like_for_like"] is False
+
+
+def test_drafter_differences_list_speculation_settings_between_drafters() -> None:
+    configs = pd.DataFrame([config_row("baseline"),
+                            config_row("a", speculative_algorithm="EAGLE3", speculative_num_steps=3),
+                            config_row("b", speculative_algorithm="EAGLE3", speculative_num_steps=2)])
+    table = analysis.drafter_differences(configs, "baseline")
+    assert table.to_dict("records") == [{"setting": "speculative_num_steps", "kind": "speculation setting", "a": "3", "b": "2"}]
+
+
+@pytest.mark.parametrize(("diff_only", "expected"), [(True, ["tp_size"]), (False, ["model_path", "tp_size"])])
+def test_side_by_side_diff_only(diff_only: bool, expected: list[str]) -> None:
+    table = analysis.side_by_side({"this": {"model_path": "m", "tp_size": 8, "port": 1},
+                                   "baseline": {"model_path": "m", "tp_size": 4, "port": 2}}, diff_only)
+    assert table["setting"].tolist() == expected  # port is never a difference that matters
+
+
+# --- phases -----------------------------------------------------------------------------------
+
+def test_phase_trends_follow_the_phase_order() -> None:
+    summary = pd.DataFrame({"phase": ["p1", "p0"], "variant": ["k2", "k2"], "n_runs": [3, 5], "mean_of_runs": [70.0, 51.88],
+                            "tokens_over_time": [70.1, 51.78], "sd": [1.0, 2.151]})
+    accept = pd.DataFrame({"phase": ["p0"], "variant": ["k2"], "tokens_per_step": [1.58], "accepted_drafts_per_step": [0.58]})
+    trends = analysis.phase_trends(summary, accept, ["p0", "p1"], TOKENS_OVER_TIME)
+    assert trends["phase"].tolist() == ["p0", "p1"]
+    assert trends["tokens_per_step"].tolist()[0] == 1.58 and pd.isna(trends["tokens_per_step"].tolist()[1])
+
+
+# --- on the demo store ------------------------------------------------------------------------
+
+def test_demo_break_even_reads_as_the_story(demo_db: Path) -> None:
+    summary = data.variant_summary(demo_db, ["phase-0"], VARIANTS)
+    accept = data.accept_length(demo_db, ["phase-0"], VARIANTS)
+    comparison = analysis.compare_variants(summary, accept, "baseline")
+    results = {r.variant: r for r in analysis.break_even(comparison, data.measured_cycles(demo_db, [], []), "baseline")}
+    k2 = results["k2-drafter"]
+    assert (round(k2.cost_ratio, 2), round(k2.needed_accepted_drafts, 2)) == (2.50, 1.50)
+    assert (round(k2.cycle_ms, 1), round(k2.baseline_step_ms, 1)) == (30.5, 12.2)
+    assert round(k2.needed_cycle_ms, 1) == 19.3
+    assert results["from-scratch"].tokens_per_step == pytest.approx(2.0)
+
+
+def test_demo_accept_length_comes_from_measured_run_windows(demo_db: Path) -> None:
+    accept = data.accept_length(demo_db, ["phase-0"], VARIANTS).set_index("variant")
+    assert accept.loc["k2-drafter", "tokens_per_step"] == pytest.approx(1.58)
+    assert accept.loc["k2-drafter", "log_lines"] == 159  # 5 measured runs' windows; warm-ups and idle lines out
+    assert pd.isna(accept.loc["baseline", "tokens_per_step"])
+    by_session = data.accept_length(demo_db, [], [], by="session")
+    assert by_session["session_id"].notna().all() and len(by_session) == 3
+
+
+def test_demo_is_like_for_like_against_the_baseline(demo_db: Path) -> None:
+    configs = data.configs_by_variant(demo_db, ["phase-0"], VARIANTS)
+    summary = data.variant_summary(demo_db, ["phase-0"], VARIANTS)
+    accept = data.accept_length(demo_db, ["phase-0"], VARIANTS)
+    findings = analysis.comparability(configs, summary, accept, "baseline")
+    assert findings and all(f["like_for_like"] for f in findings)
+    between = analysis.drafter_differences(configs, "baseline").set_index("setting")
+    assert between.loc["speculative_num_steps"].to_dict() == {"kind": "speculation setting", "from-scratch": "3", "k2-drafter": "2"}
+
+
+def test_decode_series_is_downsampled_in_sql(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = data.sources(demo_db)
+    keys = [f"{s}:0" for s in logs[logs["kind"] == "sglang_log"]["source_id"]]
+    full = data.decode_series(demo_db, keys)
+    monkeypatch.setattr(data, "MAX_POINTS", 50)
+    small = data.decode_series(demo_db, keys)
+    assert len(full) == 565 and len(small) <= 51
+    assert small["lines"].sum() == 565
