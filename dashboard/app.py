@@ -18,7 +18,7 @@ pages = {
     "Decide": [
         st.Page("views/compare.py", title="Compare", icon=":material/leaderboard:", url_path="compare", default=True),
         st.Page("views/breakeven.py", title="Break-even", icon=":material/balance:", url_path="breakeven"),
-        # the trace breakdown page (views/breakdown.py, url_path "breakdown") goes here
+        st.Page("views/breakdown.py", title="Breakdown", icon=":material/stacked_bar_chart:", url_path="breakdown"),
         st.Page("views/run.py", title="Run", icon=":material/search:", url_path="run"),
         st.Page("views/phases.py", title="Phases", icon=":material/timeline:", url_path="phases"),
         st.Page("views/decisions.py", title="Decisions", icon=":material/gavel:", url_path="decisions"),

@@ -270,3 +270,76 @@ def phase_trends(trends: pd.DataFrame, phase_order: Sequence[str], metric_label:
     fig.update_yaxes(title="tok/s", row=1, col=1)
     fig.update_yaxes(title="tokens/step", rangemode="tozero", row=1, col=2)
     return _layout(fig, "Trends across phases", 420)
+
+
+# --- trace breakdown --------------------------------------------------------------------------
+
+CYCLE_COMPONENTS = {  # stacking order, label, colour
+    "draft": ("draft", "#72B7B2"),
+    "verify compute": ("verify: compute", "#4C78A8"),
+    "verify communication": ("verify: communication (all-reduce)", "#E45756"),
+    "draft_extend": ("draft-extend", "#54A24B"),
+    "decode compute": ("decode step: compute", "#9ECAE9"),
+    "decode communication": ("decode step: communication (all-reduce)", "#FF9DA6"),
+    "other": ("other", "#B279A2"),
+    "unattributed": ("unattributed (no phase marker)", "#9D755D"),
+    "idle": ("GPU idle", "#D9D9D9"),
+}
+ESTIMATE_COLOR = "#BDBDBD"
+
+
+def cycle_stack(composition: pd.DataFrame, estimates: pd.DataFrame) -> go.Figure:
+    """One horizontal bar per variant: where its pace-setting rank's mean cycle goes, in ms.
+
+    ``composition``: variant, component, mean_ms (measured, from traces). ``estimates``: variant,
+    cycle_ms for variants without a trace (the cycle model), drawn hatched and labelled as such.
+    """
+    fig = go.Figure()
+    order = list(dict.fromkeys([*composition["variant"], *estimates["variant"]]))
+    for component, (label, color) in CYCLE_COMPONENTS.items():
+        part = composition[composition["component"] == component].set_index("variant")["mean_ms"]
+        if part.empty:
+            continue
+        values = [part.get(variant) for variant in order]
+        fig.add_trace(go.Bar(
+            y=order, x=values, name=label, orientation="h", marker_color=color,
+            hovertemplate=f"%{{y}}: {label} %{{x:.2f}} ms<extra></extra>",
+        ))
+    if not estimates.empty:
+        values = estimates.set_index("variant")["cycle_ms"]
+        fig.add_trace(go.Bar(
+            y=order, x=[values.get(variant) for variant in order], orientation="h",
+            name="whole cycle, estimated (cycle model, no trace)", marker=dict(color=ESTIMATE_COLOR, pattern_shape="/"),
+            hovertemplate="%{y}: estimated cycle %{x:.1f} ms (τ ÷ tok/s)<extra></extra>",
+        ))
+    _layout(fig, "Where a cycle's time goes", 220 + 60 * len(order))
+    fig.update_layout(barmode="stack", yaxis=dict(autorange="reversed"), legend=dict(orientation="h", y=-0.3),
+                      xaxis=dict(title="ms per cycle (mean over complete cycles, pace-setting rank)", rangemode="tozero"))
+    return fig
+
+
+def cycle_distribution(cycles: pd.DataFrame) -> go.Figure:
+    """Cycle times of every complete cycle on every rank, as a box per variant with the points beside it."""
+    fig = go.Figure()
+    colors = variant_colors(list(dict.fromkeys(cycles["variant"])))
+    for variant, rows in cycles.groupby("variant", sort=False):
+        fig.add_trace(go.Box(
+            x=rows["cycle_ms"], name=variant, orientation="h", boxpoints="all", jitter=0.4, pointpos=-1.6,
+            marker=dict(color=colors[variant], size=4), customdata=rows[["rank", "cycle_idx"]].to_numpy(),
+            hovertemplate="rank %{customdata[0]}, cycle %{customdata[1]}: %{x:.2f} ms<extra></extra>",
+        ))
+    fig.update_layout(xaxis_title="cycle time (ms)", showlegend=False, yaxis=dict(autorange="reversed"))
+    return _layout(fig, "Per-cycle distribution (all ranks)", 140 + 70 * len(colors))
+
+
+def rank_cycles(ranks: pd.DataFrame) -> go.Figure:
+    """Median cycle per rank, with its verify communication: the slowest rank sets everyone's pace."""
+    fig = go.Figure()
+    labels = [f"{v} · rank {r}" for v, r in zip(ranks["variant"], ranks["rank"])]
+    fig.add_trace(go.Bar(y=labels, x=ranks["median_cycle_ms"], orientation="h", name="median cycle",
+                         marker_color=PALETTE[0], hovertemplate="%{y}: median cycle %{x:.2f} ms<extra></extra>"))
+    fig.add_trace(go.Bar(y=labels, x=ranks["median_verify_comm_ms"], orientation="h",
+                         name="of which verify communication", marker_color=CYCLE_COMPONENTS["verify communication"][1],
+                         hovertemplate="%{y}: verify communication %{x:.2f} ms<extra></extra>"))
+    fig.update_layout(barmode="overlay", xaxis_title="ms", yaxis=dict(autorange="reversed"))
+    return _layout(fig, "Per rank: median complete cycle", 140 + 28 * len(labels))

@@ -516,3 +516,138 @@ def sources(db_path: str | Path) -> pd.DataFrame:
         FROM sources ORDER BY ingested_at DESC, path
         """,
     )
+
+
+# --- trace breakdown (tables and views of migration 004) -------------------------------------
+
+TRACE_SCOPE = """
+    (len($phases) = 0 OR list_contains($phases, p.phase))
+    AND (len($variants) = 0 OR list_contains($variants, p.variant))
+"""
+# Stacked-bar components of a cycle: the phase, with communication split out of verify and decode.
+COMPONENT = """
+    CASE WHEN p.cycle_phase IN ('verify', 'decode') AND p.kernel_class = 'communication' THEN p.cycle_phase || ' communication'
+         WHEN p.cycle_phase IN ('verify', 'decode') THEN p.cycle_phase || ' compute'
+         WHEN p.cycle_phase IN ('draft', 'draft_extend', 'unattributed', 'idle') THEN p.cycle_phase
+         ELSE 'other' END
+"""
+
+
+def trace_scope(phases: Sequence[str], variants: Sequence[str]) -> dict[str, list[str]]:
+    return {"phases": list(phases), "variants": list(variants)}
+
+
+def has_traces(db_path: str | Path) -> bool:
+    with reader(db_path) as con:
+        if "cycle_phase_times" not in relations(con):
+            return False
+        return con.execute("SELECT count(*) > 0 FROM cycle_phase_times").fetchone()[0]
+
+
+def cycle_composition(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+    """Where the pace-setting rank's cycle goes, per variant: mean ms per component over its complete cycles.
+
+    Per profile (ranks sharing a profile_id), the slowest rank by median cycle time sets the pace;
+    its complete cycles' components are averaged, so they add up to its mean cycle. Variants with
+    several profiles average them. ``communication_ms`` counts communication kernels in any phase.
+    """
+    return frame(
+        db_path,
+        f"""
+        WITH parts AS (
+            SELECT p.variant, p.cycle_kind, p.source_id, p.rank, p.cycle_idx, p.cycle_ms,
+                   coalesce(t.profile_id, p.source_id) AS profile_key,
+                   {COMPONENT} AS component, p.kernel_class = 'communication' AS is_comm, p.duration_ms
+            FROM cycle_phase_times p LEFT JOIN trace_ranks t USING (source_id, rank)
+            WHERE p.complete AND p.cycle_kind IN ('speculative', 'decode') AND p.variant IS NOT NULL AND {TRACE_SCOPE}
+        ), ranks AS (
+            SELECT profile_key, variant, cycle_kind, source_id, rank,
+                   median(cycle_ms) AS median_cycle_ms, count(DISTINCT cycle_idx) AS cycles
+            FROM (SELECT DISTINCT profile_key, variant, cycle_kind, source_id, rank, cycle_idx, cycle_ms FROM parts)
+            GROUP BY ALL
+        ), pace AS (
+            SELECT *, count(*) OVER (PARTITION BY profile_key, variant, cycle_kind) AS ranks_in_profile
+            FROM ranks
+            QUALIFY row_number() OVER (PARTITION BY profile_key, variant, cycle_kind
+                                       ORDER BY median_cycle_ms DESC, rank) = 1
+        ), per_profile AS (
+            SELECT pa.variant, pa.cycle_kind, pa.profile_key, p.component,
+                   sum(p.duration_ms) / any_value(pa.cycles) AS mean_ms,
+                   sum(p.duration_ms) FILTER (WHERE p.is_comm) / any_value(pa.cycles) AS comm_ms,
+                   any_value(pa.rank) AS pace_rank, any_value(pa.ranks_in_profile) AS ranks,
+                   any_value(pa.cycles) AS cycles, any_value(pa.median_cycle_ms) AS median_cycle_ms
+            FROM pace pa JOIN parts p USING (profile_key, variant, cycle_kind, source_id, rank)
+            GROUP BY ALL
+        )
+        SELECT variant, cycle_kind, component, avg(mean_ms) AS mean_ms, avg(coalesce(comm_ms, 0)) AS communication_ms,
+               count(DISTINCT profile_key) AS profiles, min(pace_rank) AS pace_rank, max(ranks) AS ranks,
+               sum(cycles) AS cycles, avg(median_cycle_ms) AS median_cycle_ms
+        FROM per_profile GROUP BY ALL ORDER BY variant, component
+        """,
+        trace_scope(phase_list, variant_list),
+    )
+
+
+def cycle_distribution(
+    db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str], max_points: int = MAX_POINTS
+) -> pd.DataFrame:
+    """Cycle times of complete cycles, every rank, sampled in SQL to at most ``max_points`` per variant."""
+    return frame(
+        db_path,
+        f"""
+        SELECT variant, cycle_kind, rank, cycle_idx, cycle_ms, verify_ms, verify_comm_ms
+        FROM (
+            SELECT p.variant, p.cycle_kind, p.rank, p.cycle_idx, p.cycle_ms, p.verify_ms, p.verify_comm_ms,
+                   row_number() OVER (PARTITION BY p.variant ORDER BY hash(p.source_id, p.rank, p.cycle_idx)) AS nth
+            FROM cycle_totals p
+            WHERE p.variant IS NOT NULL
+              AND (len($phases) = 0 OR list_contains($phases, p.experiment_phase))
+              AND (len($variants) = 0 OR list_contains($variants, p.variant))
+        ) WHERE nth <= $max_points
+        ORDER BY variant, rank, cycle_idx
+        """,
+        {**trace_scope(phase_list, variant_list), "max_points": max_points},
+    )
+
+
+def rank_breakdown(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+    """Per variant and rank: median complete cycle, verify and its communication, and the GPU busy/idle split."""
+    return frame(
+        db_path,
+        """
+        SELECT s.variant, s.rank, t.world_size, t.gpu_name, t.stage, coalesce(t.profile_id, s.source_id) AS profile,
+               s.complete_cycles, s.median_cycle_ms, s.max_cycle_ms, s.median_verify_ms, s.median_verify_comm_ms,
+               s.verify_comm_share, t.busy_ms, t.idle_ms, t.communication_ms, t.attributed_share, t.phase_source
+        FROM cycle_rank_summary s LEFT JOIN trace_ranks t USING (source_id, rank)
+        WHERE s.variant IS NOT NULL
+          AND (len($phases) = 0 OR list_contains($phases, s.experiment_phase))
+          AND (len($variants) = 0 OR list_contains($variants, s.variant))
+        ORDER BY s.variant, profile, s.rank
+        """,
+        trace_scope(phase_list, variant_list),
+    )
+
+
+def top_kernels(
+    db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str], limit: int = 15
+) -> pd.DataFrame:
+    """The kernels that take the most GPU time per variant, averaged over its ranks."""
+    return frame(
+        db_path,
+        """
+        SELECT * FROM (
+            SELECT p.variant, p.name, p.kernel_class, p.cycle_phase,
+                   sum(p.count) / count(DISTINCT (p.source_id, p.rank)) AS calls_per_rank,
+                   sum(p.total_ms) / count(DISTINCT (p.source_id, p.rank)) AS total_ms_per_rank,
+                   sum(p.total_ms) / sum(p.count) AS mean_ms,
+                   median(p.p50_ms) AS p50_ms, max(p.p99_ms) AS p99_ms,
+                   row_number() OVER (PARTITION BY p.variant ORDER BY sum(p.total_ms) DESC) AS position
+            FROM trace_kernels p
+            WHERE p.variant IS NOT NULL AND (len($phases) = 0 OR list_contains($phases, p.phase))
+              AND (len($variants) = 0 OR list_contains($variants, p.variant))
+            GROUP BY p.variant, p.name, p.kernel_class, p.cycle_phase
+        ) WHERE position <= $limit
+        ORDER BY variant, position
+        """,
+        {**trace_scope(phase_list, variant_list), "limit": limit},
+    )

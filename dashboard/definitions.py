@@ -21,5 +21,13 @@ SHORT_RUN = "Short run: a measured run that stopped before max_tokens; short run
 LIKE_FOR_LIKE = ("Like-for-like: same model, version, parallelism, CUDA graph, max_tokens and prompt lengths as the "
                  "baseline; only the drafter and its speculation settings differ.")
 
+BREAKDOWN = ("From PyTorch profiler traces: each GPU kernel is attributed to the draft, verify or draft-extend "
+             "phase whose launch encloses it; kernels overlapping on several streams are merged as a union, never "
+             "summed. Bars: the mean complete cycle of the pace-setting (slowest) rank. See docs/breakdown.md.")
+COMMUNICATION_SHARE = ("Communication share = GPU time of communication kernels (NCCL all-reduce and custom "
+                       "all-reduce, any phase) ÷ the mean complete cycle of the pace-setting rank.")
+RANKS = ("The same all-reduce takes different wall time on each rank: the fastest rank's approximates the "
+         "transfer, the rest is waiting for the slowest rank, which sets everyone's pace.")
+
 ALL = (TOK_PER_S, TOKENS_OVER_TIME, MEAN_OF_RUNS, CI, DELTA, SPEEDUP, TOKENS_PER_STEP, ACCEPTED_DRAFTS, CYCLE_EST,
        TAU, COST_RATIO, BREAK_EVEN, SHORT_RUN, LIKE_FOR_LIKE)

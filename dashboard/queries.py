@@ -165,3 +165,23 @@ def raw_window(path: str, size: int | None, first: int, last: int) -> rawlog.Raw
     except OSError:
         on_disk = None
     return _raw_window(path, None if size is None else int(size), int(first), int(last), on_disk)
+
+
+def has_traces() -> bool:
+    return call("has_traces")
+
+
+def cycle_composition(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
+    return call("cycle_composition", phase_list, variant_list)
+
+
+def cycle_distribution(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
+    return call("cycle_distribution", phase_list, variant_list)
+
+
+def rank_breakdown(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
+    return call("rank_breakdown", phase_list, variant_list)
+
+
+def top_kernels(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
+    return call("top_kernels", phase_list, variant_list)

@@ -13,7 +13,7 @@ from ingest.pipeline import ingest_paths
 from tests.conftest import ROOT
 
 APP = str(ROOT / "dashboard" / "app.py")
-PAGES = ["views/compare.py", "views/breakeven.py", "views/run.py", "views/phases.py", "views/decisions.py", "views/ingest.py"]
+PAGES = ["views/compare.py", "views/breakeven.py", "views/breakdown.py", "views/run.py", "views/phases.py", "views/decisions.py", "views/ingest.py"]
 
 
 def run_page(page: str, db: Path, monkeypatch: pytest.MonkeyPatch, query: dict[str, str | list[str]] | None = None) -> AppTest:

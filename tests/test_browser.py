@@ -118,6 +118,15 @@ def test_break_even_reads_the_k2_story(base_url: str, page: Page) -> None:
     screenshot(page, "breakeven")
 
 
+def test_breakdown_shows_the_k2_verify_step(base_url: str, page: Page) -> None:
+    page.goto(f"{base_url}/breakdown")
+    k2 = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text=re.compile(r"k2-drafter's cycle"))
+    expect(k2).to_contain_text("verify takes 30.0 ms, 97% of it communication")
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    expect(page.get_by_text("verify: communication (all-reduce)").first).to_be_visible()
+    screenshot(page, "breakdown")
+
+
 def test_create_a_decision_and_find_it_in_the_ledger(base_url: str, page: Page) -> None:
     page.goto(f"{base_url}/decisions")
     expect(page.get_by_role("heading", name="K2 drafter as-is")).to_be_visible()  # the demo's Phase 0 verdict

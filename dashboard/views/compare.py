@@ -153,6 +153,8 @@ with left:
 with right:
     st.page_link("views/decisions.py", label="Record a decision from this view", icon=":material/gavel:",
                  query_params=carried_params())
+    st.page_link("views/breakdown.py", label="Where each variant's cycle time goes (Breakdown)",
+                 icon=":material/stacked_bar_chart:", query_params=carried_params())
 st.caption(f"Permalink to this view: `{link}`")
 
 with st.expander("Definitions"):

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import analysis, charts, definitions, frames, queries, rawlog, ui
-from dashboard.state import BASELINE, DIFF_ONLY, LOG_SEARCH, RUN, SESSION, Keys, carried_params
+from dashboard.state import BASELINE, DIFF_ONLY, LOG_SEARCH, PHASES, RUN, SESSION, VARIANTS, Keys, carried_params
 
 WHOLE_SESSION = "all"
 WINDOW_MARGIN = pd.Timedelta(seconds=5)
@@ -46,7 +46,13 @@ top[2].selectbox("Baseline (config diff)", variant_options, key=BASELINE.key,
                  help="The variant whose server config this session's is diffed against.")
 for param in (SESSION, RUN, BASELINE):
     param.publish()
-st.page_link("views/compare.py", label="← Compare", query_params=carried_params())
+back, breakdown = st.columns(2)
+back.page_link("views/compare.py", label="← Compare", query_params=carried_params())
+breakdown.page_link("views/breakdown.py", label=f"Where {session['variant']}'s cycle time goes",
+                    icon=":material/stacked_bar_chart:",
+                    query_params={**carried_params(),
+                                  VARIANTS.url: list(dict.fromkeys([session["variant"], st.session_state[BASELINE.key]])),
+                                  **({PHASES.url: [session["phase"]]} if session["phase"] else {})})
 
 # --- runs ---------------------------------------------------------------------------------------
 st.subheader(f"Runs · {session['variant']} · {session['phase'] or 'no phase'}")

@@ -1,0 +1,80 @@
+"""Breakdown: where a speculative cycle's time goes, from profiler traces — or the cycle model without one."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import analysis, charts, definitions, queries, ui
+from dashboard.state import carried_params
+
+st.title("Where a cycle's time goes")
+store = ui.require_store()
+ui.demo_note(store)
+st.caption(definitions.BREAKDOWN)
+
+# --- controls -----------------------------------------------------------------------------------
+selection = ui.selection_bar(with_metric=False)
+if not selection.variants:
+    st.info("Pick at least one variant above.")
+    st.stop()
+
+# --- data ---------------------------------------------------------------------------------------
+composition = queries.cycle_composition(selection.phases, selection.variants)
+traced = set(composition["variant"])
+untraced = [v for v in selection.variants if v not in traced]
+estimates = pd.DataFrame(columns=["variant", "cycle_ms"])
+if untraced:
+    summary = queries.variant_summary(selection.phases, untraced)
+    if not summary.empty:
+        comparison = analysis.compare_variants(summary, queries.accept_length(selection.phases, untraced), None)
+        estimates = comparison[["variant", "cycle_ms_est"]].rename(columns={"cycle_ms_est": "cycle_ms"}).dropna()
+if composition.empty and estimates.empty:
+    st.info(
+        "Nothing to break down: no profiler trace and no benchmark runs for this selection. Profile a few decode "
+        "steps (`POST /start_profile` on the SGLang server), then `specdash ingest TRACE_DIR --phase P --variant V`."
+    )
+    st.stop()
+
+# --- headline -----------------------------------------------------------------------------------
+headlines = analysis.cycle_headlines(composition) if not composition.empty else pd.DataFrame()
+for _, row in headlines.iterrows():
+    st.markdown(analysis.headline_sentence(row))
+if not headlines.empty:
+    st.caption(definitions.COMMUNICATION_SHARE)
+for _, row in estimates.iterrows():
+    st.markdown(f"**{row['variant']}**: no profiler trace — estimated cycle **{row['cycle_ms']:.1f} ms** "
+                f"(cycle model: tokens/step ÷ tok/s), no split into phases.")
+
+st.plotly_chart(charts.cycle_stack(composition, estimates), width="stretch")
+links = st.columns(3)
+links[0].page_link("views/breakeven.py", label="Break-even with these cycle times", icon=":material/balance:",
+                   query_params=carried_params())
+links[1].page_link("views/compare.py", label="Compare tok/s", icon=":material/leaderboard:", query_params=carried_params())
+
+if composition.empty:
+    st.info("Ingest a profiler trace for these variants to see the phases, per-cycle spread, ranks and kernels.")
+    st.stop()
+
+table = composition.pivot_table(index="variant", columns="component", values="mean_ms", aggfunc="sum").round(2)
+table = table[[c for c in charts.CYCLE_COMPONENTS if c in table.columns]]
+table.insert(0, "cycle ms", table.sum(axis=1).round(2))
+st.dataframe(table.map(lambda ms: ui.fmt(ms, 2)), width="stretch")
+ui.export_buttons(table.reset_index(), "cycle-breakdown")
+
+# --- distribution, ranks, kernels ---------------------------------------------------------------
+spread_tab, rank_tab, kernel_tab = st.tabs(["Per cycle", "Per rank", "Top kernels"])
+with spread_tab:
+    cycles = queries.cycle_distribution(selection.phases, selection.variants)
+    st.plotly_chart(charts.cycle_distribution(cycles), width="stretch")
+    st.caption("Every complete cycle (or baseline decode step) of every rank; at most 2,000 per variant, sampled in SQL.")
+with rank_tab:
+    ranks = queries.rank_breakdown(selection.phases, selection.variants)
+    st.plotly_chart(charts.rank_cycles(ranks), width="stretch")
+    st.caption(definitions.RANKS)
+    st.dataframe(ranks.round(3), hide_index=True, width="stretch")
+    ui.export_buttons(ranks, "cycle-ranks")
+with kernel_tab:
+    kernels = queries.top_kernels(selection.phases, selection.variants)
+    st.dataframe(kernels.drop(columns=["position"]).round(4), hide_index=True, width="stretch")
+    st.caption("Per variant the 15 kernels with the most GPU time (summed durations, overlaps not merged), per rank.")
+    ui.export_buttons(kernels, "top-kernels")
