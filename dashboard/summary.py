@@ -1,7 +1,8 @@
 """A decision as a Markdown summary, ready to paste into a chat or a PR. No Streamlit, no plotly.
 
 Numbers come from the decision's frozen evidence, each with its CI and definition;
-the user's note is Markdown and goes in as written.
+the user's note is Markdown and goes in as written, except that ``<`` is escaped in it and
+in every label, so no renderer that passes raw HTML through can run what a label holds.
 """
 from __future__ import annotations
 
@@ -22,8 +23,13 @@ def _ci(low: Any, high: Any, digits: int = 2, signed: bool = False) -> str:
     return "n/a" if low is None or high is None else f"[{_n(low, digits, signed)}, {_n(high, digits, signed)}]"
 
 
+def _safe(text: Any) -> str:
+    """User text with HTML neutralized: ``<`` becomes ``&lt;``, which Markdown renders as ``<``."""
+    return str(text).replace("<", "&lt;")
+
+
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return _safe(text).replace("|", "\\|").replace("\n", " ")
 
 
 def numbers_table(evidence: dict[str, Any]) -> list[str]:
@@ -72,19 +78,19 @@ def decision_markdown(
 ) -> str:
     runs = sum(len(s["measured_runs"]) for s in evidence["sessions"])
     out = [
-        f"# {decision['title']}: {decision['verdict']}",
+        f"# {_safe(decision['title'])}: {decision['verdict']}",
         "",
-        f"**Verdict: {decision['verdict']}** — {headline(evidence)}.",
+        f"**Verdict: {decision['verdict']}** — {_safe(headline(evidence))}.",
         "",
-        f"Phase: {decision.get('phase') or '—'} · decided {str(decision['created_at'])[:16]} UTC · evidence: "
-        f"{len(evidence['sessions'])} sessions, {runs} measured runs · baseline: {evidence.get('baseline') or 'none'}",
+        f"Phase: {_safe(decision.get('phase') or '—')} · decided {str(decision['created_at'])[:16]} UTC · evidence: "
+        f"{len(evidence['sessions'])} sessions, {runs} measured runs · baseline: {_safe(evidence.get('baseline') or 'none')}",
     ]
     if stale_reasons:
         out += ["", "> ⚠ **Stale**: the evidence has changed since this decision: " + "; ".join(stale_reasons)]
     if decision.get("note_md"):
-        out += ["", "## Note", "", decision["note_md"].strip()]
+        out += ["", "## Note", "", _safe(decision["note_md"].strip())]
     out += ["", "## Numbers (frozen when decided)", "", *numbers_table(evidence)]
-    short = [f"{v['variant']} ({v['short_runs']})" for v in evidence["variants"] if v.get("short_runs")]
+    short = [f"{_safe(v['variant'])} ({v['short_runs']})" for v in evidence["variants"] if v.get("short_runs")]
     if short:
         out += ["", f"Runs that stopped before max_tokens: {', '.join(short)}. Short runs skew tok/s."]
     if evidence.get("break_even"):
@@ -92,7 +98,7 @@ def decision_markdown(
     out += ["", "## Config differences from the baseline", "", *comparability_lines(evidence)]
     out += ["", "## Definitions", "", *[f"- {text}" for text in definitions.ALL]]
     out += ["", "## Evidence sessions", ""]
-    out += [f"- `{s['session_id']}` {s['variant']} · {s['phase'] or 'no phase'} · {s['started_at']} · "
+    out += [f"- `{s['session_id']}` {_safe(s['variant'])} · {_safe(s['phase'] or 'no phase')} · {s['started_at']} · "
             f"{len(s['measured_runs'])} runs · file sha256 `{s['source_sha256'][:12]}`" for s in evidence["sessions"]]
     if link:
         out += ["", f"[Open this decision in specdash]({link})"]

@@ -115,6 +115,15 @@ def test_markdown_summary_has_verdict_numbers_cis_definitions_and_a_link(demo_db
     assert "[Open this decision in specdash](http://host:8501/decisions?decision=abc)" in text
 
 
+def test_markdown_summary_neutralizes_html_in_user_text(demo_db: Path) -> None:
+    row = data.decisions(demo_db).iloc[0].to_dict()
+    row.update(title="<script>alert(41)</script> K2", phase="<b>p0</b>", note_md="> quoted **bold** <img src=x onerror=alert(1)>")
+    text = summary.decision_markdown(row, evidence.frozen(row))
+    assert "<script" not in text and "<img" not in text and "<b>" not in text
+    assert text.startswith("# &lt;script>alert(41)&lt;/script> K2: rejected\n")
+    assert "> quoted **bold** &lt;img src=x onerror=alert(1)>" in text  # Markdown itself still works
+
+
 def test_html_report_is_self_contained_and_escapes_user_text(demo_db: Path) -> None:
     row = data.decisions(demo_db).iloc[0].to_dict()
     row.update(title="<script>alert('t')</script> K2", note_md="**bold** <img src=x onerror=alert(1)>")
