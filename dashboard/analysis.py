@@ -130,43 +130,7 @@ def compare_variants(
     return pd.DataFrame(rows)
 
 
-# --- cycle model (DOMAIN.md §2) ---------------------------------------------------------------
-
-@dataclass(frozen=True)
-class CycleEstimate:
-    """Cycle-model estimate from tok/s and accept length alone (no trace): an estimate, labelled so."""
-
-    tokens_per_step: float
-    tok_per_s: float
-    baseline_tok_per_s: float
-
-    @property
-    def cycle_ms(self) -> float:
-        return self.tokens_per_step / self.tok_per_s * 1000
-
-    @property
-    def baseline_step_ms(self) -> float:
-        return 1000 / self.baseline_tok_per_s
-
-    @property
-    def cost_ratio(self) -> float:
-        """r: cycle time ÷ baseline step time."""
-        return self.cycle_ms / self.baseline_step_ms
-
-    @property
-    def speedup(self) -> float:
-        return self.tokens_per_step / self.cost_ratio
-
-    @property
-    def break_even_tokens_per_step(self) -> float:
-        """τ needed at this cycle cost: τ = r."""
-        return self.cost_ratio
-
-    @property
-    def break_even_cycle_ms(self) -> float:
-        """Cycle time needed at this accept length: r = τ."""
-        return self.tokens_per_step * self.baseline_step_ms
-
+# --- break-even (DOMAIN.md §2) ---------------------------------------------------------------
 
 @dataclass(frozen=True)
 class BreakEven:

@@ -78,48 +78,27 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_decide(args: argparse.Namespace) -> int:
     """Record a decision with its evidence frozen (or list/show the ledger); prints the Markdown summary."""
-    import pandas as pd
-
-    from dashboard import data, evidence, summary
-    from ingest.decisions import InvalidDecision, record_decision
+    from dashboard import ledger  # evidence is computed by the dashboard's readers (no Streamlit)
 
     db = store.resolve_db_path(args.db)
     if not db.exists():
         raise IngestError(db, "no store yet", hint="run `specdash ingest FILES` or `specdash demo` first")
-    link = f"{args.url.rstrip('/')}/decisions?decision=" if args.url else None
-    if args.list or args.show:
-        ledger = data.decisions(db)
-        if args.show:
-            ledger = ledger[ledger["decision_id"] == args.show]
-            if ledger.empty:
-                raise InvalidDecision(db, f"no decision {args.show!r}", key="decision", hint="`specdash decide --list` shows the ids")
-            row = ledger.iloc[0].to_dict()
-            check = evidence.check_decision(db, row)
-            print(summary.decision_markdown(row, evidence.frozen(row), link and link + row["decision_id"],
-                                            check.reasons if check.stale else None), end="")
-            return 0
-        for _, row in ledger.iterrows():
-            stale = " STALE" if evidence.check_decision(db, row).stale else ""
-            print(f"{row['decision_id']}  {str(row['created_at'])[:16]}  {row['verdict']:<12} {row['phase'] or '-':<10} "
-                  f"{row['title']}{stale}")
+    if args.list:
+        print("\n".join(ledger.ledger_lines(db)))
         return 0
-    session_ids = list(args.session or [])
-    if not session_ids and args.phase:
-        session_ids = data.sessions(db, [args.phase], args.variant or [])["session_id"].tolist()
-    note = Path(args.note_file).read_text(encoding="utf-8") if args.note_file else (args.note or "")
-    if not session_ids:
-        raise InvalidDecision(db, "no evidence sessions", key="sessions",
-                              hint="pass --session ID (see `specdash status`) or --phase PHASE with ingested sessions")
+    if args.show:
+        print(ledger.decision_summary(db, args.show, args.url), end="")
+        return 0
     try:
-        frozen = evidence.compute_evidence(db, session_ids, args.baseline, args.metric)
-    except evidence.NoEvidence as error:
-        raise InvalidDecision(db, str(error), key="sessions", hint="check the session ids or the phase label") from error
-    decision_id = record_decision(db, title=args.title or "", verdict=args.verdict or "", session_ids=session_ids,
-                                  evidence=frozen, phase=args.phase, note_md=note)
-    row = data.decisions(db).set_index("decision_id").loc[decision_id]
-    row = {**row.to_dict(), "decision_id": decision_id, "created_at": pd.Timestamp(row["created_at"])}
+        note = Path(args.note_file).read_text(encoding="utf-8") if args.note_file else (args.note or "")
+    except OSError as error:
+        raise IngestError(args.note_file, f"cannot read the note ({error.strerror})", hint="check --note-file") from error
+    decision_id, markdown = ledger.record(
+        db, title=args.title or "", verdict=args.verdict or "", phase=args.phase, session_ids=args.session or [],
+        variants=args.variant or [], baseline=args.baseline, metric=args.metric, note_md=note, base_url=args.url,
+    )
     print(f"recorded decision {decision_id}", file=sys.stderr)
-    print(summary.decision_markdown(row, frozen, link and link + decision_id), end="")
+    print(markdown, end="")
     return 0
 
 

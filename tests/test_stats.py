@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dashboard.analysis import CycleEstimate, ci_from_summary, compare_variants, config_diff, welch_from_summary
+from dashboard.analysis import CYCLE_ESTIMATED, STEP_ESTIMATED, BreakEven, ci_from_summary, compare_variants, config_diff, welch_from_summary
 from dashboard.stats import mean_ci, t_quantile, welch_diff_ci
 
 SEED_TOK_PER_S = [50.6, 51.9, 49.1, 54.6, 53.2]
@@ -32,13 +32,15 @@ def test_welch_interval_and_noise_verdict() -> None:
     assert welch_from_summary(mean_ci(SEED_TOK_PER_S), mean_ci([82.5, 81.5, 82.0, 81.0, 83.0])).df == pytest.approx(far.df)
 
 
-def test_cycle_model_on_the_k2_story() -> None:
-    k2 = CycleEstimate(tokens_per_step=1.58, tok_per_s=51.8, baseline_tok_per_s=82.0)
+def test_break_even_on_the_k2_story() -> None:
+    cycle_ms, step_ms = 1.58 / 51.8 * 1000, 1000 / 82.0
+    k2 = BreakEven("k2", 1.58, cycle_ms, CYCLE_ESTIMATED, step_ms, STEP_ESTIMATED, 51.8 / 82.0, cycle_ms)
     assert k2.cycle_ms == pytest.approx(30.5, abs=0.05)
     assert k2.baseline_step_ms == pytest.approx(12.2, abs=0.05)
     assert k2.cost_ratio == pytest.approx(2.50, abs=0.005)
-    assert k2.break_even_tokens_per_step - 1 == pytest.approx(1.50, abs=0.005)
-    assert k2.speedup == pytest.approx(51.8 / 82.0)
+    assert k2.needed_accepted_drafts == pytest.approx(1.50, abs=0.005)
+    assert k2.needed_cycle_ms == pytest.approx(1.58 * step_ms)
+    assert k2.predicted_speedup == pytest.approx(51.8 / 82.0)
 
 
 def test_compare_variants_marks_baseline_and_direction() -> None:
