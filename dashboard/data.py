@@ -207,7 +207,7 @@ def accept_length(
     session_list: Sequence[str] = (),
     by: str = "variant",
 ) -> pd.DataFrame:
-    """Accept length from the server-log lines inside measured runs' windows (view ``run_log_stats``).
+    """Accept length from the server-log lines inside measured runs' windows (``run_log_stats_for``).
 
     Pooled over those lines and weighted by #running-req (the denominator is
     request-steps, DOMAIN.md §3); warm-ups and idle stretches of the log are out.
@@ -222,8 +222,9 @@ def accept_length(
         WITH windows AS (
             SELECT w.session_id, w.log_source_id, w.segment, w.first_line_no, w.last_line_no,
                    s.phase, {VARIANT} AS variant
-            FROM run_log_stats w JOIN sessions s USING (session_id)
-            WHERE NOT w.is_warmup AND w.first_line_no IS NOT NULL AND {IN_SCOPE}
+            FROM run_log_stats_for((SELECT list(s.session_id) FROM sessions s WHERE {IN_SCOPE})) w
+            JOIN sessions s USING (session_id)
+            WHERE NOT w.is_warmup AND w.first_line_no IS NOT NULL
         ), lines AS (
             SELECT DISTINCT
                    CASE WHEN $by = 'session' THEN w.session_id END AS session_id,
@@ -374,7 +375,7 @@ def session_runs(db_path: str | Path, session_id: str) -> pd.DataFrame:
                    arg_max(accepted_drafts_per_step, decode_lines) AS accepted_drafts_per_step,
                    arg_max(gen_throughput_mean, decode_lines) AS log_gen_throughput,
                    max(decode_lines) AS decode_lines
-            FROM run_log_stats WHERE session_id = $session GROUP BY ALL
+            FROM run_log_stats_for([$session]) GROUP BY ALL
         )
         SELECT r.run_index, r.is_warmup, r.prompt_tokens, r.output_tokens, r.max_tokens, r.duration_s,
                coalesce(r.tok_per_s, r.output_tokens / r.duration_s) AS tok_per_s, r.hit_max_tokens,
@@ -411,11 +412,11 @@ def log_windows(db_path: str | Path, session_id: str) -> pd.DataFrame:
         SELECT w.run_index, w.is_warmup, w.log_source_id AS source_id, w.segment, w.join_method,
                w.first_line_no, w.last_line_no, w.decode_lines, w.window_start, w.window_end,
                src.path, src.size_bytes
-        FROM run_log_stats w JOIN sources src ON src.source_id = w.log_source_id
-        WHERE w.session_id = ? AND w.first_line_no IS NOT NULL
+        FROM run_log_stats_for([$session]) w JOIN sources src ON src.source_id = w.log_source_id
+        WHERE w.first_line_no IS NOT NULL
         ORDER BY src.path, w.segment, w.first_line_no
         """,
-        [session_id],
+        {"session": session_id},
     )
 
 

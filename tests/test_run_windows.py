@@ -76,3 +76,27 @@ def test_clock_skew_tolerance_is_configurable(isolated_store: Path, tmp_path: Pa
     assert main(["ingest", str(bench), "--clock-skew", "5"]) == 0
     loose = rows(isolated_store, "SELECT decode_lines FROM run_log_stats")[0][0]
     assert loose > tight
+
+
+def test_run_log_stats_for_some_sessions_equals_the_filtered_view(demo_db: Path) -> None:
+    k2 = rows(demo_db, "SELECT session_id FROM sessions WHERE variant = 'k2-drafter'")[0][0]
+    order = "ORDER BY session_id, run_index, is_warmup, log_source_id, segment"
+    scoped = rows(demo_db, f"SELECT * FROM run_log_stats_for([$1]) {order}", [k2])
+    filtered = rows(demo_db, f"SELECT * FROM run_log_stats WHERE session_id = $1 {order}", [k2])
+    assert scoped == filtered and len(scoped) == 7
+
+
+def test_labels_link_only_logs_whose_times_agree(isolated_store: Path, tmp_path: Path) -> None:
+    session = json.loads((K2 / "bench.json").read_text())
+    session["started_at"] = session["started_at"].replace("2026-02-10", "2026-02-11")
+    for run in session["runs"]:  # the same benchmark, a day later: the day-before log is not its log
+        run["started_at"] = run["started_at"].replace("2026-02-10", "2026-02-11")
+        run["ended_at"] = run["ended_at"].replace("2026-02-10", "2026-02-11")
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps(session))
+    ingest_paths([K2 / "server.log"], isolated_store, phase="phase-0", variant="k2-drafter")
+    ingest_paths([K2 / "bench.json"], isolated_store, phase="phase-0", variant="k2-drafter")
+    ingest_paths([later], isolated_store, phase="phase-0", variant="k2-drafter")
+    linked = rows(isolated_store, "SELECT s.started_at::DATE::VARCHAR, count(l.log_source_id) FROM sessions s "
+                                  "LEFT JOIN session_logs l USING (session_id) GROUP BY ALL ORDER BY 1")
+    assert linked == [("2026-02-10", 1), ("2026-02-11", 0)]
