@@ -27,8 +27,8 @@ browser:
 test: $(VENV)/.installed browser
 	$(PY) -m pytest
 
-bench: $(VENV)/.installed
-	$(PY) -m pytest bench -q -p no:cacheprovider
+bench: $(VENV)/.installed browser
+	$(PY) bench/run.py
 
 clean:
 	rm -rf build $(VENV)
