@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -121,10 +120,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         "--client.toolbarMode", "viewer",
     ]
     print(f"specdash: serving {db} on http://{args.host}:{args.port}", flush=True)
-    try:
-        return subprocess.call(command, env=env)
-    except KeyboardInterrupt:
-        return 0
+    # Become the Streamlit process, so stopping `specdash serve` stops the server (no orphaned child).
+    os.execve(sys.executable, command, env)
+    return 0  # not reached
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -69,7 +69,7 @@ def test_compare_tells_the_phase0_story(demo_db: Path, monkeypatch: pytest.Monke
     assert metrics["k2-drafter"] == ("51.8 tok/s", "-30.1 tok/s (-36.7%) · slower")
     assert app.selectbox(key="w_baseline").value == "baseline"
     shown = texts(app)
-    assert "k2-drafter run 4 stopped early: 1963 of 2048" in shown
+    assert "k2-drafter: 1 run(s) stopped early — run 4 (1963 of 2048 tokens, stop)" in shown
     assert "mean of runs 51.88, 95% CI 49.2 – 54.6 · n = 5" in shown
     assert "accept length 1.58 tokens/step = 0.58 accepted drafts/step" in shown
     assert "Comparability check: ✓ like-for-like" in shown

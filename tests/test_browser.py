@@ -88,7 +88,7 @@ def test_compare_then_click_a_run_to_open_it(base_url: str, page: Page) -> None:
     expect(page.get_by_text("51.8 tok/s").first).to_be_visible()
     chart = page.locator(".js-plotly-plot").first
     expect(chart).to_be_visible()
-    expect(page.get_by_text("k2-drafter run 4 stopped early: 1963 of 2048")).to_be_visible()
+    expect(page.get_by_text("k2-drafter: 1 run(s) stopped early — run 4 (1963 of 2048 tokens")).to_be_visible()
     screenshot(page, "compare")
     k2_runs = chart.locator(".scatterlayer .trace").nth(2).locator("path.point")
     expect(k2_runs).to_have_count(5)

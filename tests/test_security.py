@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 def serve_command(monkeypatch: pytest.MonkeyPatch, *args: str) -> list[str]:
     """The streamlit command `specdash serve ARGS` would run (nothing is started)."""
     launched: list[list[str]] = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda command, **_: launched.append(command) or 0)
+    monkeypatch.setattr(cli.os, "execve", lambda program, command, env: launched.append(command))
     assert cli.main(["serve", *args]) == 0
     [command] = launched
     return command

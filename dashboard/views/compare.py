@@ -94,12 +94,13 @@ if accept.empty:
                "same `--phase`/`--variant` (or in the same `specdash ingest` call as its benchmark).")
 
 # --- warnings: short runs -----------------------------------------------------------------------
+SHORT_RUNS_LISTED = 5
 short = runs[(~runs["is_warmup"]) & runs["hit_max_tokens"].eq(False)]
-for _, run in short.iterrows():
-    st.warning(
-        f"⚠ {run['variant']} run {run['run_index']} stopped early: {run['output_tokens']} of {run['max_tokens']} "
-        f"tokens ({run['finish_reason'] or 'no finish reason'}). Short runs skew tok/s."
-    )
+for variant, stopped in short.groupby("variant", sort=False):  # one line per variant, however many runs
+    shown_runs = [f"run {r.run_index} ({r.output_tokens} of {r.max_tokens} tokens, {r.finish_reason or 'no finish reason'})"
+                  for r in stopped.head(SHORT_RUNS_LISTED).itertuples()]
+    more = f" and {len(stopped) - SHORT_RUNS_LISTED} more" if len(stopped) > SHORT_RUNS_LISTED else ""
+    st.warning(f"⚠ {variant}: {len(stopped)} run(s) stopped early — {'; '.join(shown_runs)}{more}. Short runs skew tok/s.")
 
 # --- comparability ------------------------------------------------------------------------------
 blocking = [f for f in findings if not f["like_for_like"]]
