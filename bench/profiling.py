@@ -1,12 +1,12 @@
 """Where the time goes: py-spy profiles of what the benchmarks measure.
 
-    python bench/profiling.py                        # log ingest, trace ingest, Compare page rerun
+    python bench/profiling.py                        # log and trace ingest, Compare page (default and every phase)
     python bench/profiling.py --scale 0.3 --only compare
 
 * ``log`` / ``trace``: ``specdash ingest`` of the benchmark's generated log / trace into a fresh store;
-* ``compare``: one cold server-side run of the Compare page (Streamlit's AppTest, the page's
-  default selection) against the generated 10k-session store, with every ``dashboard.data``
-  function timed as well.
+* ``compare`` / ``compare-all``: one cold server-side run of the Compare page (Streamlit's AppTest;
+  the page's default selection / every phase selected) against the generated 10k-session store,
+  with every ``dashboard.data`` function timed and the page's elements counted.
 
 py-spy (from ``bench/.venv-hta``) samples every thread; with ``--native`` it also
 unwinds into C/C++ (numpy, Arrow and DuckDB show up as themselves, at a large sampling cost). Collapsed stacks go to
@@ -40,8 +40,11 @@ TOP = 18
 
 # --- the compare page, run inside py-spy ------------------------------------------------------------
 
-def compare_page(db: Path) -> None:
-    """Run the Compare page once (cold caches) through AppTest; print the data functions' timings as JSON."""
+def compare_page(db: Path, phases: list[str]) -> None:
+    """Run the Compare page once (cold caches) through AppTest; print the data functions' timings as JSON.
+
+    ``phases``: put in the URL (``?phase=...``), as a user selecting them would; none = the page's default.
+    """
     import functools
     import inspect
 
@@ -68,11 +71,22 @@ def compare_page(db: Path) -> None:
         if function.__module__ == data.__name__ and not name.startswith("_"):
             setattr(data, name, timed(name, function))
     app = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=3600)
+    if phases:
+        app.query_params["phase"] = phases
     started = time.perf_counter()
     app.run()
     total = time.perf_counter() - started
     errors = [str(e.value)[:300] for e in app.exception]
-    print("COMPARE_RESULT " + json.dumps({"total_s": total, "spent": spent, "calls": calls, "errors": errors}), flush=True)
+    result = {"total_s": total, "spent": spent, "calls": calls, "errors": errors, "elements": element_counts(app)}
+    print("COMPARE_RESULT " + json.dumps(result), flush=True)
+
+
+def element_counts(app: Any) -> dict[str, int]:
+    """How many of each element kind the run produced (what the browser then has to render)."""
+    kinds = ("metric", "warning", "info", "caption", "markdown", "dataframe", "expander", "button")
+    counts = {kind: len(getattr(app, kind)) for kind in kinds if hasattr(app, kind)}
+    counts["plotly_chart"] = len(app.get("plotly_chart"))
+    return counts
 
 
 # --- running and summarising py-spy -----------------------------------------------------------------
@@ -175,13 +189,15 @@ def profile_trace(scale: float, rate: int) -> str:
     return report(f"Trace ingest: `specdash ingest` of {trace.stat().st_size / 1e6:,.0f} MB gzip", path, time.perf_counter() - started)
 
 
-def profile_compare(scale: float, rate: int) -> str:
+def profile_compare(scale: float, rate: int, every_phase: bool = False) -> str:
     from bench import gen_store
 
     db = scratch_dir("profile-compare") / "scale.duckdb"
     counts = gen_store.build(db, scale)
+    phases = list(gen_store.PHASES) if every_phase else []
     started = time.perf_counter()
-    path, stdout = record("compare-rerun", [PYTHON, Path(__file__), "--compare-page", db], rate)
+    name = "compare-every-phase" if every_phase else "compare-rerun"
+    path, stdout = record(name, [PYTHON, Path(__file__), "--compare-page", db, *phases], rate)
     seconds = time.perf_counter() - started
     line = next((line for line in stdout.splitlines() if line.startswith("COMPARE_RESULT ")), None)
     extra = ""
@@ -194,14 +210,21 @@ def profile_compare(scale: float, rate: int) -> str:
             + "\n".join(f"| `{name}` | {spent:.2f} | {100 * spent / result['total_s']:.0f} % | {result['calls'][name]} |" for name, spent in rows)
             + "\n"
         )
+        extra += "\nelements the run produced: " + ", ".join(f"{kind} {count:,}" for kind, count in result["elements"].items()) + "\n"
         if result["errors"]:
             extra += f"\npage errors: {result['errors']}\n"
-    title = (f"Compare page, one cold server-side run: {counts['sessions']:,} sessions, {counts['bench_runs']:,} runs, "
+    selected = "every phase selected" if every_phase else "the page's default selection"
+    title = (f"Compare page, one cold server-side run, {selected}: {counts['sessions']:,} sessions, {counts['bench_runs']:,} runs, "
              f"{counts['decode_stats']:,} decode lines")
     return report(title, path, seconds, extra)
 
 
-PROFILES = {"log": profile_log, "trace": profile_trace, "compare": profile_compare}
+PROFILES = {
+    "log": profile_log,
+    "trace": profile_trace,
+    "compare": profile_compare,
+    "compare-all": lambda scale, rate: profile_compare(scale, rate, every_phase=True),
+}
 
 
 def main() -> int:
@@ -210,10 +233,10 @@ def main() -> int:
     parser.add_argument("--only", default=",".join(PROFILES))
     parser.add_argument("--rate", type=int, default=100, help="samples per second")
     parser.add_argument("--native", action="store_true", help="include native frames (numpy, Arrow, DuckDB); slows the run down")
-    parser.add_argument("--compare-page", type=Path, help=argparse.SUPPRESS)  # the child run inside py-spy
+    parser.add_argument("--compare-page", nargs="+", help=argparse.SUPPRESS)  # the child run inside py-spy: DB [PHASE...]
     args = parser.parse_args()
     if args.compare_page:
-        compare_page(args.compare_page)
+        compare_page(Path(args.compare_page[0]), args.compare_page[1:])
         return 0
     global NATIVE
     NATIVE = args.native
