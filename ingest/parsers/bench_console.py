@@ -95,6 +95,7 @@ DEFAULT_TOOL = "sglang.bench_serving"
 TOOL_ENGINE = {"sglang.bench_serving": "sglang", "vllm bench serve": "vllm"}
 
 NOISE = "not part of a result block"
+EMPTY_BLOCK = "result block without rows"
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,16 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
         raise MalformedInput(
             path,
             "no 'Serving Benchmark Result' block found",
+            hint="paste the whole summary, from the ==== Serving Benchmark Result ==== banner to the closing ==== line",
+        )
+    for empty in (block for block in blocks if not block.rows):
+        parsed.skipped[EMPTY_BLOCK] += 1
+        parsed.warnings.append(f"{path}:{empty.line_no}: a 'Serving Benchmark Result' banner with no rows after it; skipped")
+    blocks = [block for block in blocks if block.rows]
+    if not blocks:
+        raise MalformedInput(
+            path,
+            "no rows after the 'Serving Benchmark Result' banner",
             hint="paste the whole summary, from the ==== Serving Benchmark Result ==== banner to the closing ==== line",
         )
     rows = [block_row(path, parsed, index, block) for index, block in enumerate(blocks)]
@@ -215,10 +226,12 @@ def printed_value(text: Any) -> Any:
         return text
     if text.strip().lower() in NULL_TEXTS:
         return None
+    if re.fullmatch(r"[+-]?\d+", text.strip()):  # a count: exact, and as printed when beyond int64
+        return int(text) if len(text.strip().lstrip("+-")) <= 18 else text.strip()
     number, problem = as_float(text)
     if problem or number is None:
         return text
-    return int(number) if re.fullmatch(r"[+-]?\d+", text.strip()) else number
+    return number
 
 
 FORMAT = Format(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ NULL_SENTINELS: dict[str, tuple[Any, ...]] = {
     "accept_length": (-1, -1.0),
 }
 NULL_TEXTS = {"", "not set", "none", "null", "n/a", "na", "-"}
+WHOLE_TEXT = re.compile(r"\s*[+-]?\d{1,400}\s*")
 
 
 @dataclass
@@ -75,7 +77,7 @@ def coerce(value: Any, arrow_type: pa.DataType) -> tuple[Any, str | None]:
     if pa.types.is_floating(arrow_type):
         return as_float(value)
     if pa.types.is_integer(arrow_type):
-        return as_int(value)
+        return as_int(value, bits=arrow_type.bit_width)
     if pa.types.is_string(arrow_type):
         if isinstance(value, (dict, list)):
             return None, f"expected text, got a JSON {type(value).__name__}"
@@ -94,18 +96,38 @@ def as_float(value: Any) -> tuple[float | None, str | None]:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        return None, f"expected a number, got {value!r}"
+        return None, f"expected a number, got {short(value)}"
+    except OverflowError:  # an integer beyond float range
+        return None, f"expected a number, got {short(value)}: too large for a 64-bit float"
     return (None if math.isnan(number) else number), None
 
 
-def as_int(value: Any) -> tuple[int | None, str | None]:
-    """A whole number; 3.0 is accepted, 3.5 and "three" are not."""
-    number, problem = as_float(value)
-    if problem or number is None:
-        return None, problem
-    if not math.isfinite(number) or number != int(number):
-        return None, f"expected a whole number, got {value!r}"
-    return int(number), None
+def short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}… ({len(text)} characters)"
+
+
+def as_int(value: Any, bits: int = 64) -> tuple[int | None, str | None]:
+    """A whole number that fits a signed ``bits``-bit column; 3.0 is accepted, 3.5 and "three" are not.
+
+    JSON integers have no size limit, Arrow and DuckDB columns do: a larger number is a problem
+    to report, not an overflow. Integers (and integer text) are checked exactly, not via float.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and WHOLE_TEXT.fullmatch(value):
+        number = int(value)
+    else:
+        as_number, problem = as_float(value)
+        if problem or as_number is None:
+            return None, problem
+        if not math.isfinite(as_number) or as_number != int(as_number):
+            return None, f"expected a whole number, got {short(value)}"
+        number = int(as_number)
+    limit = 2 ** (bits - 1)
+    if not -limit <= number < limit:
+        return None, f"expected a whole number, got {short(value)}: too large for a {bits}-bit column"
+    return number, None
 
 
 def strict_json_value(value: Any) -> Any:

@@ -25,6 +25,9 @@ from ingest.reader import decode_text, read_all
 from ingest.tables import table_from_rows
 
 CANONICAL_FORMAT = "specdash.bench/1"
+VALUE_HINT = "fix the value in the file; docs/formats.md lists every key and its unit"
+JSON_HINT = "the file may be truncated; re-run the benchmark or fix the JSON"
+INT32_KEYS = ("index", "warmup")  # keys whose column is int32 (run_index, warmup); the rest are int64
 
 # Declared aliases: canonical column <- keys a team's script might have written.
 RUN_ALIASES: dict[str, tuple[str, ...]] = {
@@ -87,11 +90,10 @@ def load_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise MalformedInput(
-            path,
-            f"invalid JSON: {error.msg} (column {error.colno})",
-            line=error.lineno,
-            hint="the file may be truncated; re-run the benchmark or fix the JSON",
+            path, f"invalid JSON: {error.msg} (column {error.colno})", line=error.lineno, hint=JSON_HINT
         ) from error
+    except (ValueError, RecursionError) as error:  # a number of 4,300+ digits; nesting deeper than Python recurses
+        raise MalformedInput(path, f"invalid JSON: {type(error).__name__}: {str(error)[:120]}", hint=JSON_HINT) from error
 
 
 def session_documents(path: Path, document: Any) -> list[dict[str, Any]]:
@@ -101,7 +103,15 @@ def session_documents(path: Path, document: Any) -> list[dict[str, Any]]:
         raise MalformedInput(path, "expected a JSON object or a list of runs", hint="see docs/formats.md")
     for key in SESSION_LIST_KEYS:
         if isinstance(document.get(key), list):
-            return [session for session in document[key] if isinstance(session, dict)]
+            sessions = [session for session in document[key] if isinstance(session, dict)]
+            if not sessions:
+                raise MalformedInput(
+                    path,
+                    f"no session object in {key!r} ({len(document[key])} entries)",
+                    key=key,
+                    hint="each session is an object with its own runs list (see docs/formats.md)",
+                )
+            return sessions
     return [document]
 
 
@@ -161,7 +171,7 @@ def read_run(
 ) -> dict[str, Any]:
     where = f"runs[{position}]"
     if not isinstance(document, dict):
-        raise MalformedInput(path, f"expected an object, got {type(document).__name__}", key=where)
+        raise MalformedInput(path, f"expected an object, got {type(document).__name__}", key=where, hint="each run is an object")
     values: dict[str, Any] = {}
     used: set[str] = set()
     for column, aliases in RUN_ALIASES.items():
@@ -181,8 +191,12 @@ def read_run(
             hint=f"accepted names: tokens {RUN_ALIASES['output_tokens']}, time {RUN_ALIASES['duration_s']}; this run has: {known}",
         )
     if duration is not None and duration <= 0:
-        raise MalformedInput(path, f"wall time must be positive, got {duration}", key=f"{where}.duration_s")
+        raise MalformedInput(path, f"wall time must be positive, got {duration}", key=f"{where}.duration_s", hint=VALUE_HINT)
     tok_per_s = reported_rate if reported_rate is not None else tokens / duration  # type: ignore[operator]
+    if not math.isfinite(tok_per_s):
+        raise MalformedInput(
+            path, f"wall time {duration!r} is too small: tok/s would be infinite", key=f"{where}.duration_s", hint=VALUE_HINT
+        )
     extra = {key: value for key, value in document.items() if key not in used}
     index = as_int(path, f"{where}.index", values.get("run_index"))
     return {
@@ -209,12 +223,14 @@ def as_text(value: Any) -> str | None:
 def as_float(path: Path, key: str, value: Any) -> float | None:
     if value is None:
         return None
+    if isinstance(value, bool):  # float(True) is 1.0: a flag where a number belongs is a mistake, not a 1
+        raise MalformedInput(path, f"expected a number, got {value!r}", key=key, hint=VALUE_HINT)
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        raise MalformedInput(path, f"expected a number, got {value!r}", key=key) from None
+    except (TypeError, ValueError, OverflowError):
+        raise MalformedInput(path, f"expected a number, got {short(value)}", key=key, hint=VALUE_HINT) from None
     if not math.isfinite(number):
-        raise MalformedInput(path, f"expected a finite number, got {value!r}", key=key)
+        raise MalformedInput(path, f"expected a finite number, got {short(value)}", key=key, hint=VALUE_HINT)
     return number
 
 
@@ -223,8 +239,17 @@ def as_int(path: Path, key: str, value: Any) -> int | None:
     if number is None:
         return None
     if number != int(number) or number < 0:
-        raise MalformedInput(path, f"expected a whole non-negative number, got {value!r}", key=key)
-    return int(number)
+        raise MalformedInput(path, f"expected a whole non-negative number, got {short(value)}", key=key, hint=VALUE_HINT)
+    whole = value if isinstance(value, int) else int(number)
+    limit = 2**31 if key.rsplit(".", 1)[-1] in INT32_KEYS else 2**63
+    if whole >= limit:
+        raise MalformedInput(path, f"{short(value)} is too large (the limit is {limit - 1:,})", key=key, hint=VALUE_HINT)
+    return whole
+
+
+def short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}… ({len(text)} characters)"
 
 
 def as_timestamp(path: Path, key: str, value: Any) -> datetime | None:
@@ -236,7 +261,9 @@ def as_timestamp(path: Path, key: str, value: Any) -> datetime | None:
             return datetime.fromtimestamp(float(value), tz=timezone.utc).replace(tzinfo=None)
         moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except (ValueError, OverflowError, OSError):
-        raise MalformedInput(path, f"expected an ISO 8601 time or epoch seconds, got {value!r}", key=key) from None
+        raise MalformedInput(
+            path, f"expected an ISO 8601 time or epoch seconds, got {short(value)}", key=key, hint=VALUE_HINT
+        ) from None
     if moment.tzinfo is not None:
         moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
     return moment

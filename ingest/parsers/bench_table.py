@@ -78,6 +78,8 @@ SUMMARY_RATE = (
     re.compile(r"tok(?:ens)?/s\)?\s*[:=]\s*(?P<rate>\d+(?:\.\d+)?)", re.IGNORECASE),
 )
 NOISE = "not part of a run table"
+MALFORMED_ROW = "malformed table row"
+MAX_HEADER_CHARS = 4096
 
 
 def header_key(cell: str) -> str:
@@ -116,6 +118,8 @@ class Header:
 
 
 def as_header(line: str) -> Header | None:
+    if len(line) > MAX_HEADER_CHARS:  # not a header; splitting megabytes into cells would cost seconds
+        return None
     for cells in split_cells(line):
         columns = [COLUMN_OF_HEADER.get(header_key(cell)) for cell in cells]
         known = set(columns)
@@ -164,7 +168,7 @@ def sniff(head: bytes) -> bool:
 def parse(path: Path, options: ParseOptions) -> ParsedSource:
     parsed = ParsedSource(kind=KIND, engine="custom")
     with text_lines(path) as lines:
-        tables = read_tables(lines, parsed)
+        tables = read_tables(path, lines, parsed)
     if not tables or not any(table.rows for table in tables):
         raise MalformedInput(
             path,
@@ -185,7 +189,7 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
     return parsed
 
 
-def read_tables(lines: Iterable[str], parsed: ParsedSource) -> list[Table]:
+def read_tables(path: Path, lines: Iterable[str], parsed: ParsedSource) -> list[Table]:
     tables: list[Table] = []
     settings: dict[str, tuple[int, str]] = {}
     current: Table | None = None
@@ -202,6 +206,13 @@ def read_tables(lines: Iterable[str], parsed: ParsedSource) -> list[Table]:
             if cells is not None and looks_like_run(cells, current.header):
                 current.rows.append((line_no, cells))
                 continue
+            if cells is None and is_ragged_row(line, current.header):  # one bad row does not end the table
+                parsed.skipped[MALFORMED_ROW] += 1
+                parsed.warnings.append(
+                    f"{path}:{line_no}: {len(split_cells(line)[0])} cells, the header (line {current.line_no}) has "
+                    f"{len(current.header.cells)}; row skipped"
+                )
+                continue
             current = None
         header = as_header(line)
         if header is not None:
@@ -215,6 +226,11 @@ def read_tables(lines: Iterable[str], parsed: ParsedSource) -> list[Table]:
             parsed.skipped[NOISE] += 1
     parsed.lines_read = line_no
     return tables
+
+
+def is_ragged_row(line: str, header: Header) -> bool:
+    """A Markdown row (``| ... |``) of a Markdown table, with too few or too many cells."""
+    return header.piped and line.lstrip().startswith("|") and not is_separator(line) and as_header(line) is None
 
 
 def looks_like_run(cells: list[str], header: Header) -> bool:
@@ -275,7 +291,10 @@ def run_rows(
             parsed.warnings.append(f'{path}:{line_no}: column "{key}": {problem}')
         row = mapped.row
         tokens, duration = row.get("output_tokens"), row.get("duration_s")
-        if "tok_per_s" not in table.header.columns and tokens is not None and duration:
+        if duration is not None and not duration > 0:
+            time_header = header_key(table.header.cells[table.header.columns.index("duration_s")])
+            parsed.warnings.append(f'{path}:{line_no}: column "{time_header}": wall time must be positive, got {duration}')
+        elif "tok_per_s" not in table.header.columns and tokens is not None and duration is not None:
             row["tok_per_s"] = tokens / duration  # no throughput column: derived, as the script would
         runs.append(
             {

@@ -96,7 +96,7 @@ def sniff(head: bytes) -> bool:
     if line.lstrip().startswith("{"):
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # JSONDecodeError, 4,300+ digit numbers, deep nesting
             return False
         return isinstance(record, dict) and has_required_columns(list(record))
     return has_required_columns(split_header(line))
@@ -133,10 +133,16 @@ def records(path: Path, parsed: ParsedSource) -> list[tuple[int, dict[str, Any]]
         return json_records(path, parsed, content)
     header_line, header = content[0][0], content[0][1]
     delimiter = "\t" if "\t" in header else ","
-    names = [cell.strip() for cell in next(csv.reader([header], delimiter=delimiter))]
+    header_cells = csv_cells(header, delimiter)
+    if isinstance(header_cells, str):
+        raise MalformedInput(path, f"the header row cannot be read ({header_cells})", line=header_line, hint=FORMAT_HINT)
+    names = [cell.strip() for cell in header_cells]
     result = []
     for number, line in content[1:]:
-        cells = next(csv.reader([line], delimiter=delimiter))
+        cells = csv_cells(line, delimiter)
+        if isinstance(cells, str):
+            skip(parsed, path, number, cells)
+            continue
         if len(cells) != len(names):
             skip(parsed, path, number, f"{len(cells)} cells, the header (line {header_line}) has {len(names)}")
             continue
@@ -144,13 +150,21 @@ def records(path: Path, parsed: ParsedSource) -> list[tuple[int, dict[str, Any]]
     return result
 
 
+def csv_cells(line: str, delimiter: str) -> list[str] | str:
+    """The cells of one CSV line, or what is wrong with it (a NUL byte, a cell over the csv module's limit)."""
+    try:
+        return next(csv.reader([line], delimiter=delimiter), [])
+    except csv.Error as error:
+        return f"not a CSV row ({error})"
+
+
 def json_records(path: Path, parsed: ParsedSource, content: list[tuple[int, str]]) -> list[tuple[int, dict[str, Any]]]:
     result = []
     for number, line in content:
         try:
             record = json.loads(line)
-        except json.JSONDecodeError as error:
-            skip(parsed, path, number, f"not a JSON object ({error.msg})")
+        except (ValueError, RecursionError) as error:  # JSONDecodeError, 4,300+ digit numbers, deep nesting
+            skip(parsed, path, number, f"not a JSON object ({getattr(error, 'msg', type(error).__name__)})")
             continue
         if not isinstance(record, dict):
             skip(parsed, path, number, "not a JSON object")
@@ -214,16 +228,24 @@ def as_number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer beyond float range
+            return math.copysign(math.inf, value)
     try:
         return float(str(value).strip())
     except ValueError:
         return None
 
 
+INT32_LIMIT = 2**31  # cycle_idx and rank are int32 columns
+
+
 def as_int(value: Any) -> int | None:
     number = as_number(value)
-    return int(number) if number is not None and number == int(number) else None
+    if number is None or not math.isfinite(number) or number != int(number) or not -INT32_LIMIT <= number < INT32_LIMIT:
+        return None
+    return int(number)
 
 
 # --- rows -> tables ----------------------------------------------------------------------------------

@@ -10,9 +10,14 @@ Files reach us pasted from terminals and issue threads, so the reader also:
 * joins a record wrapped onto several lines: lines are accumulated from a line
   starting with ``{`` until the text parses as one complete JSON value (past the
   first line a parse is only tried when a line ends with ``}``, so long wrapped
-  or pretty-printed records do not cost a parse per line); the record is
-  reported at its first line;
-* reads records that run together (``}{``, as pasted pretty-printed output shows);
+  or pretty-printed records do not cost a parse per line; past 64 KiB, only at a
+  ``}`` in the first column or once the text grew by half, so a pretty-printed
+  document of megabytes is not parsed from its start at every indented ``}``);
+  the record is reported at its first line;
+* reads records that run together (``}{``, as pasted pretty-printed output shows),
+  any number of them on one line;
+* treats a number of 4,300+ digits or nesting deeper than Python recurses as a
+  malformed record (Python's json raises ValueError/RecursionError for those);
 * skips a truncated record (a line that never closes, e.g. the last line of a
   run that crashed mid-write): it is dropped with a ``truncated JSON record``
   warning when the next record starts or the file ends, and the good records
@@ -35,8 +40,13 @@ TRUNCATED = "truncated JSON record"
 MALFORMED = "malformed JSON record"
 NOT_OBJECT = "JSON value that is not an object"
 MAX_PENDING_LINES = 1_000_000  # a pretty-printed record with per-request arrays stays far below
+# Past this many characters, a record spread over lines is parsed again only at a "}" in the first
+# column (where pretty-printers close a document) or once it grew by half since the last try: a long
+# pretty-printed document must not cost a parse from its start at every indented "}".
+BACKOFF_CHARS = 64 * 1024
 SNIPPET_CHARS = 60
 
+SPACE = re.compile(r"\s*")
 DECODER = json.JSONDecoder(strict=False)  # strict=False: a record wrapped inside a string keeps the newline
 
 
@@ -64,6 +74,8 @@ class JsonRecordReader:
     path: Path
     parsed: ParsedSource
     pending: list[tuple[int, str]] = field(default_factory=list)
+    pending_chars: int = 0
+    tried_chars: int = 0  # the pending text's size when a parse last found it incomplete
 
     def feed(self, line_no: int, raw: str) -> list[JsonRecord]:
         text = raw.strip()
@@ -73,54 +85,85 @@ class JsonRecordReader:
             self.skip([(line_no, text)], NOT_JSON, snippet(text))
             return []
         self.pending.append((line_no, text))
+        self.pending_chars += len(text) + 1
+        if self.put_off(at_margin=not raw[:1].isspace()):
+            return self.wait_for_more()
         return self.try_complete()
 
-    def finish(self) -> None:
+    def put_off(self, *, at_margin: bool) -> bool:
+        """Whether to skip the parse a closing line would get (see ``BACKOFF_CHARS``)."""
+        if len(self.pending) == 1 or at_margin or self.pending_chars < BACKOFF_CHARS:
+            return False
+        return self.pending_chars < 1.5 * self.tried_chars
+
+    def finish(self) -> list[JsonRecord]:
+        records = self.try_complete() if self.pending else []  # the parse a put-off may have saved for last
         if self.pending:
             self.skip(self.pending, TRUNCATED, "the file ends before the record closes")
-            self.pending = []
+            self.set_pending([])
+        return records
+
+    def set_pending(self, lines: list[tuple[int, str]]) -> None:
+        self.pending = lines
+        self.pending_chars = sum(len(text) + 1 for _, text in lines)
+        self.tried_chars = 0
 
     def try_complete(self) -> list[JsonRecord]:
         closed = self.pending[-1][1].endswith("}")  # a record is an object: only "}" can end it
         if not closed and len(self.pending) > 1:
             return self.wait_for_more()
         document = "\n".join(text for _, text in self.pending)
-        try:
-            value, end = DECODER.raw_decode(document)
-        except json.JSONDecodeError as error:
-            if not closed or looks_incomplete(error, document):
-                return self.wait_for_more()
-            return self.recover(error)
-        lines, self.pending = self.pending, []
-        first_line = lines[0][0]
-        records = [JsonRecord(first_line, value)] if isinstance(value, dict) else []
-        if not records:
-            self.skip(lines, NOT_OBJECT, f"a JSON {type(value).__name__}")
-        rest = document[end:].lstrip()
-        if rest.startswith("{"):  # records run together ("}{"): read on from there
-            rest_line = first_line + document.count("\n", 0, len(document) - len(rest))
-            self.pending = [(rest_line, rest)]
-            records += self.try_complete()
-        elif rest:
-            self.parsed.warnings.append(f"{self.path}:{first_line}: text after the JSON record ignored: {snippet(rest)}")
-        return records
+        records: list[JsonRecord] = []
+        line_no, position = self.pending[0][0], 0
+        while True:  # records may run together ("}{"): read them in turn, by offset (no copies)
+            try:
+                value, end = DECODER.raw_decode(document, position)
+            except json.JSONDecodeError as error:
+                self.keep_from(document, line_no, position)
+                if not closed or looks_incomplete(error, document):
+                    self.tried_chars = self.pending_chars
+                    return records + self.wait_for_more()
+                return records + self.recover(error.msg, error.colno)
+            except (ValueError, RecursionError) as error:  # a number of 4,300+ digits; nesting deeper than Python recurses
+                self.keep_from(document, line_no, position)
+                return records + self.recover(f"{type(error).__name__}: {str(error)[:80]}", None)
+            if isinstance(value, dict):
+                records.append(JsonRecord(line_no, value))
+            else:
+                note_skip(self.parsed, self.path, line_no, NOT_OBJECT, f"a JSON {type(value).__name__}")
+            rest = SPACE.match(document, end).end()  # type: ignore[union-attr]
+            if document.startswith("{", rest):
+                line_no += document.count("\n", position, rest)
+                position = rest
+                continue
+            if rest < len(document):
+                self.parsed.warnings.append(
+                    f"{self.path}:{line_no}: text after the JSON record ignored: {snippet(document[rest:])}"
+                )
+            self.set_pending([])
+            return records
+
+    def keep_from(self, document: str, line_no: int, position: int) -> None:
+        """After records that ran together, what is left of the text is the pending record."""
+        if position:
+            self.set_pending([(line_no, document[position:])])
 
     def wait_for_more(self) -> list[JsonRecord]:
         if len(self.pending) > MAX_PENDING_LINES:
             self.skip(self.pending, MALFORMED, f"no complete record after {MAX_PENDING_LINES} lines")
-            self.pending = []
+            self.set_pending([])
         return []
 
-    def recover(self, error: json.JSONDecodeError) -> list[JsonRecord]:
+    def recover(self, problem: str, column: int | None) -> list[JsonRecord]:
         # A line that starts a record right after an unclosed one means the earlier lines were
         # a truncated record: drop them, and read the new line on its own.
         if len(self.pending) > 1 and self.pending[-1][1].startswith("{"):
             newest = self.pending.pop()
             self.skip(self.pending, TRUNCATED, "the record never closes; the next record starts at line " + str(newest[0]))
-            self.pending = [newest]
+            self.set_pending([newest])
             return self.try_complete()
-        self.skip(self.pending, MALFORMED, f"{error.msg} (column {error.colno})")
-        self.pending = []
+        self.skip(self.pending, MALFORMED, problem if column is None else f"{problem} (column {column})")
+        self.set_pending([])
         return []
 
     def skip(self, lines: list[tuple[int, str]], reason: str, detail: str) -> None:
@@ -139,7 +182,7 @@ def read_json_records(path: Path, lines: Iterable[str], parsed: ParsedSource) ->
     line_no = 0
     for line_no, raw in enumerate(lines, start=1):
         yield from reader.feed(line_no, raw)
-    reader.finish()
+    yield from reader.finish()
     parsed.lines_read = line_no
 
 

@@ -79,8 +79,10 @@ SGLANG_FILE = re.compile(
 MERGED_FILE = re.compile(r"^merged-(?P<profile_id>.+?)\.trace\.json(?:\.gz)?$")
 RANK_LABEL = re.compile(r"^\[(?P<label>[^\]]*)\]\s*(?P<rest>.*)$")
 LABEL_PART = re.compile(r"(TP|DP|PP|EP)(\d+)")
+RANK_LIMIT = 2**31  # ranks are int32 columns; a larger number in a label or file name is not a rank
 STAGES = {"extend": "prefill", "prefill": "prefill", "forwardmode.extend": "prefill", "decode": "decode", "forwardmode.decode": "decode"}
 
+MAX_NAME_CHARS = 64 * 1024  # real kernel names (C++ templates) stay far below; the rules read no further
 EPOCH_US_FLOOR = 1e14  # µs since 1970 beyond this is an absolute clock (1973+)
 EPOCH_NS_FLOOR = 1e17  # a timestamp this large can only be ns since 1970
 PLAUSIBLE_MEDIAN_KERNEL_US = 1000.0  # a median GPU kernel longer than 1 ms means the unit is not µs
@@ -244,7 +246,7 @@ class EventCollector:
         collector.launch_ts.append(event.ts)
 
     def add_marker(self, collector: RankCollector, pid: str, event: TraceEvent, role: str) -> None:
-        rule = self.rules.phase_marker(event.name, event.cat.lower())
+        rule = self.rules.phase_marker(event.name[:MAX_NAME_CHARS], event.cat.lower())
         if rule is None:
             reason = f"{event.cat} (not a phase marker)"
             self.ignored[reason] = self.ignored.get(reason, 0) + 1
@@ -266,11 +268,20 @@ class EventCollector:
         return found
 
 
+def shortened(name: str) -> str:
+    """A kernel name as classified and stored: at most ``MAX_NAME_CHARS`` (regexes over megabytes cost seconds)."""
+    return name if len(name) <= MAX_NAME_CHARS else name[:MAX_NAME_CHARS] + "…"
+
+
 def int_or_none(value: Any) -> int | None:
+    """A rank number from a file name, a pid label or distributedInfo; None when it is none."""
+    if isinstance(value, bool):
+        return None
     try:
-        return int(value)
+        number = int(value)
     except (TypeError, ValueError):
         return None
+    return number if 0 <= number < RANK_LIMIT else None
 
 
 # --- what the file name and metadata say ---------------------------------------------------------
@@ -293,7 +304,7 @@ def facts_from_name(name: str) -> FileFacts:
         stage = match["stage"]
         return FileFacts(
             profile_id=match["profile_id"],
-            tp_rank=int(match["tp"]),
+            tp_rank=int_or_none(match["tp"]),
             dp_rank=int_or_none(match["dp"]),
             pp_rank=int_or_none(match["pp"]),
             ep_rank=int_or_none(match["ep"]),
@@ -303,7 +314,7 @@ def facts_from_name(name: str) -> FileFacts:
 
 
 def facts_from_label(label: str, base: FileFacts) -> FileFacts:
-    parts = {kind: int(number) for kind, number in LABEL_PART.findall(label)}
+    parts = {kind: int_or_none(number) for kind, number in LABEL_PART.findall(label)}
     return FileFacts(
         profile_id=base.profile_id,
         merged=True,
@@ -374,7 +385,7 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
     collector, meta = read_events(path, rules, parsed)
     ranks = ranks_with_kernels(path, collector, parsed)
     basis = time_basis(path, meta, ranks, parsed)
-    names = sorted(collector.names, key=collector.names.__getitem__)
+    names = [shortened(name) for name in sorted(collector.names, key=collector.names.__getitem__)]
     assigned = assign_ranks(path, meta, facts_from_name(path.name), ranks, parsed)
     labels = {key: options.extra.get(key) for key in ("phase", "variant")}
     cycle_tables, kernel_rows, rank_rows = [], [], []
@@ -383,6 +394,11 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
         cycle_tables.append(table_from_columns("cycle_phase_times", {**result.cycle_columns, **labels}))
         kernel_rows += [{**row, **labels} for row in result.kernel_rows]
         facts = rank_row(path, meta, basis, rank_facts, rank_collector, result, collector.marker_sources, parsed.lines_read)
+        if facts["trace_start_at"] is None and basis.origin_us is not None:
+            parsed.warnings.append(
+                f"{path}: rank {rank}: the trace's clock ({basis.base}) puts its start outside the calendar; "
+                "trace_start_at left empty"
+            )
         rank_rows.append({**facts, **labels})
     parsed.tables = {
         "cycle_phase_times": pa.concat_tables(cycle_tables),
@@ -440,7 +456,7 @@ def assign_ranks(
     """(rank, facts) per collected rank: distributedInfo, else the file name, else the merged pid labels."""
     info = meta.distributedInfo or {}
     if len(ranks) == 1 and not ranks[0].label:
-        rank = info.get("rank") if isinstance(info.get("rank"), int) else facts.tp_rank
+        rank = int_or_none(info.get("rank")) if isinstance(info.get("rank"), int) else facts.tp_rank
         if rank is None:
             parsed.warnings.append(f"{path}: no rank in distributedInfo nor in the file name (-TP-N): assumed rank 0")
             rank = 0
@@ -470,12 +486,15 @@ def rank_row(
     attributed = float(np.mean(attribution.phase != PHASE_CODES.index("unattributed"))) if kernel_count else None
     start_at = None
     if basis.origin_us is not None:
-        start_at = datetime(1970, 1, 1) + timedelta(microseconds=basis.origin_us + result.trace_start_us)
+        try:
+            start_at = datetime(1970, 1, 1) + timedelta(microseconds=basis.origin_us + result.trace_start_us)
+        except (OverflowError, ValueError):  # a clock origin or timestamp beyond the calendar (or NaN)
+            start_at = None
     summary = result.summary
     categories = np.frombuffer(collector.kernel_cat, dtype=np.int64)
     return {
         "rank": result.rank,
-        "world_size": info.get("world_size") if isinstance(info.get("world_size"), int) else None,
+        "world_size": int_or_none(info.get("world_size")) if isinstance(info.get("world_size"), int) else None,
         "tp_rank": facts.tp_rank,
         "dp_rank": facts.dp_rank,
         "pp_rank": facts.pp_rank,

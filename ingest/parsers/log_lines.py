@@ -110,11 +110,15 @@ def prefix_fields(match: dict[str, str | None]) -> tuple[str, str, str]:
     return date, time, tags
 
 
+MAX_RANK_DIGITS = 9  # rank columns are int32: a longer number in a tag is not a rank (a garbled line)
+
+
 def rank_tags(tags: str) -> dict[str, int]:
-    """``" DP3 TP3 EP3"`` → {"dp_rank": 3, "tp_rank": 3, "ep_rank": 3}."""
+    """``" DP3 TP3 EP3"`` → {"dp_rank": 3, "tp_rank": 3, "ep_rank": 3}; tags with absurd numbers are left out."""
     ranks: dict[str, int] = {}
     for name, number in RANK_TAG.findall(tags):
-        ranks[RANK_COLUMNS.get(name, f"{name.lower()}_rank")] = int(number)
+        if len(number) <= MAX_RANK_DIGITS:
+            ranks[RANK_COLUMNS.get(name, f"{name.lower()}_rank")] = int(number)
     return ranks
 
 

@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ingest import accept
-from ingest.errors import IngestError, UnrecognizedFormat
+from ingest.errors import IngestError, MalformedInput, UnrecognizedFormat
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.parsers import log_lines
@@ -52,6 +52,7 @@ from ingest.variants import variant_label
 
 KIND = "sglang_log"
 ENGINE = "sglang"
+MALFORMED_STATS = "malformed stats line"
 
 CONFIG_LINE = re.compile(rf"^{SGLANG_PREFIX}server_args=(?P<repr>.*)$")
 # The line that tells a vLLM log apart, for the --engine check.
@@ -123,7 +124,7 @@ def scan_block(data: bytes, first_line_no: int) -> BlockResult:
     warnings: list[tuple[int, str]] = []
     for rows in stats.values():
         for line_index, message in sorted(rows.malformed.items()):
-            skipped["malformed stats line"] += 1
+            skipped[MALFORMED_STATS] += 1
             warnings.append((first_line_no + line_index, message))
     for config in configs:
         if config.config is None:
@@ -179,6 +180,14 @@ def parse_with_progress(path: Path, options: ParseOptions, on_progress: Progress
     check_engine(path, options, _engine_shown(results))
     merged = _Merged.of(path, results)
     if not merged.configs and not any(merged.tables[name].num_rows for name in STATS_TABLES):
+        if merged.skipped[MALFORMED_STATS]:  # stats lines are there, none could be read: say why
+            line, _, problem = merged.warnings[0].removeprefix(f"{path}:").partition(": ")
+            raise MalformedInput(
+                path,
+                f"{merged.skipped[MALFORMED_STATS]} SGLang stats lines, none readable; the first: {problem}",
+                line=int(line) if line.isdigit() else None,
+                hint="a stats line is 'Decode batch, key: value, key: value, ...'; see docs/log-formats.md",
+            )
         hint = "this looks like a vLLM log: it is read as kind vllm_log" if merged.engine_hint == "vllm" else ""
         raise UnrecognizedFormat(
             path,
@@ -340,8 +349,9 @@ def _config_rows(config_lines: list[ConfigLine], results: list[BlockResult], seg
 
 
 def _config_value(value: Any, arrow_type: pa.DataType) -> Any:
-    if pa.types.is_integer(arrow_type):
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if pa.types.is_integer(arrow_type):  # a number beyond the column's range stays in ``args`` only
+        limit = 2 ** (arrow_type.bit_width - 1)
+        return value if isinstance(value, int) and not isinstance(value, bool) and -limit <= value < limit else None
     return None if value is None else str(value)
 
 

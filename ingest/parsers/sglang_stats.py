@@ -86,6 +86,7 @@ BRACKET_DATETIME = "[dddd-dd-dd dd:dd:dd"  # 'd' = any digit: the common prefix,
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 FLOAT_VALUE = re.compile(rf"^(?:{NUMBER}|[-+]?(?i:nan|inf|infinity))$")
 INT_VALUE = re.compile(r"^[-+]?\d+(?:\.0*)?$")
+INT64_LIMIT = 2.0**63
 JSON_NUMBER = r"^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$"
 BOOLS = {"True": True, "False": False}
 
@@ -143,6 +144,8 @@ def cast_value(key: str, value: str, kind: str) -> Any:
     if kind == INT:
         if not INT_VALUE.match(value):
             raise MalformedValue(f"{key!r}: {value!r} is not an integer")
+        if not abs(float(value)) < INT64_LIMIT:
+            raise MalformedValue(f"{key!r}: {value!r} is beyond the 64-bit integer range")
         return int(float(value))
     if not FLOAT_VALUE.match(value):
         raise MalformedValue(f"{key!r}: {value!r} is not a number")
@@ -426,6 +429,9 @@ def _split_parts(payloads: pa.StringArray) -> _Parts:
     value, as in ``parse_pairs``). Payloads abut in the buffer and are trimmed, so no
     separator straddles two of them.
     """
+    if len(payloads) == 0:  # every candidate line was a bare stem ("Decode batch.")
+        none = np.zeros(0, dtype=np.int64)
+        return _Parts(none, none, none, none, np.zeros(0, dtype=bool))
     offsets = _offsets(payloads)
     base = int(offsets[0])
     data = np.frombuffer(payloads.buffers()[2], dtype=np.uint8)[base : int(offsets[-1])]
@@ -554,7 +560,10 @@ def _cast(values: pa.StringArray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     texts = [text.strip() for text in values.to_pylist()]
     ok = np.array([bool(pattern.match(text)) for text in texts], dtype=bool)
     numbers = np.array([float(text) if good else 0.0 for text, good in zip(texts, ok, strict=True)])
-    return ok, numbers.astype(np.int64) if kind == INT else numbers
+    if kind == INT:
+        ok &= np.abs(numbers) < INT64_LIMIT  # beyond int64 a cast would wrap around: report it instead
+        return ok, np.where(ok, numbers, 0).astype(np.int64)
+    return ok, numbers
 
 
 def _extra_members(
@@ -725,8 +734,11 @@ def _matches_template(bytes_: np.ndarray, start: np.ndarray, limit: np.ndarray, 
     """Rows whose bytes at ``start`` follow ``template``'s punctuation ('d' stands for a digit)."""
     ok = start + len(template) <= limit
     for offset, char in enumerate(template):
-        if char != "d":  # digits are checked where the timestamp is cast
-            ok &= _byte_at(bytes_, start + offset, limit) == ord(char)
+        found = _byte_at(bytes_, start + offset, limit)
+        if char == "d":  # a digit: anything else (a stray byte) would put the byte positions after it off
+            ok &= (found >= BYTE["0"]) & (found <= BYTE["9"])
+        else:
+            ok &= found == ord(char)
     return ok
 
 

@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Annotated, Any, BinaryIO
 
 import msgspec
 import numpy as np
@@ -32,21 +32,29 @@ from ingest.model import ParsedSource
 BLOCK_BYTES = 8 << 20
 METADATA_LIMIT = 256 << 20  # bytes of document outside traceEvents we are willing to hold
 MAX_EVENT_WARNINGS = 20
+MALFORMED_EVENT = "malformed event"
+# What decoding a broken chunk raises: bad JSON, a value of the wrong type (ValidationError is a
+# DecodeError), and msgspec's own limit on nesting depth.
+DECODE_ERRORS = (msgspec.DecodeError, RecursionError)
 TRACE_HINT = "expected a PyTorch profiler (Kineto) Chrome-trace JSON with a traceEvents array, .json or .json.gz"
 
 
+# Ids are kept in int64 columns; JSON allows any integer, so a larger one makes its event malformed.
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+
+
 class EventArgs(msgspec.Struct):
-    correlation: int | None = None
-    stream: int | None = None
-    device: int | None = None
+    correlation: Int64 | None = None
+    stream: Int64 | None = None
+    device: Int64 | None = None
 
 
 class TraceEvent(msgspec.Struct):
     ph: str = ""
     cat: str = ""
     name: str = ""
-    pid: int | str | None = None
-    tid: int | str | None = None
+    pid: Int64 | str | None = None
+    tid: Int64 | str | None = None
     ts: float | None = None
     dur: float | None = None
     args: EventArgs | None = None
@@ -62,6 +70,7 @@ class TraceMeta(msgspec.Struct):
 
 
 CHUNK_DECODER = msgspec.json.Decoder(list[TraceEvent])
+RAW_CHUNK_DECODER = msgspec.json.Decoder(list[msgspec.Raw])  # elements undecoded: to count them
 EVENT_DECODER = msgspec.json.Decoder(TraceEvent)
 META_DECODER = msgspec.json.Decoder(TraceMeta)
 
@@ -189,7 +198,7 @@ class TraceEventStream:
         if cut:
             try:
                 events = CHUNK_DECODER.decode(bracketed(buffer, cut))
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except DECODE_ERRORS:
                 pass  # a wrong guess, a broken event or the array's end: take the exact path
             else:
                 self.events_read += len(events)
@@ -221,33 +230,49 @@ class TraceEventStream:
     def decode_exactly(
         self, buffer: bytes, cut: int, positions: np.ndarray, chars: np.ndarray, depths: np.ndarray
     ) -> list[TraceEvent]:
+        chunk = bracketed(buffer, cut)
         try:
-            events = CHUNK_DECODER.decode(bracketed(buffer, cut))
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            events = self.decode_one_by_one(buffer, cut, positions, chars, depths)
+            events = CHUNK_DECODER.decode(chunk)
+        except msgspec.ValidationError:  # some element is not an event: skip those, objects or not
+            events, objects = self.decode_one_by_one(buffer, cut, positions, chars, depths)
+            self.skip_non_objects(chunk, objects)
+        except DECODE_ERRORS:
+            events, _ = self.decode_one_by_one(buffer, cut, positions, chars, depths)
         self.events_read += len(events)
         return events
 
+    def skip_non_objects(self, chunk: bytes, objects: int) -> None:
+        """Count the elements of the chunk that are not objects (numbers, text, null) as malformed events."""
+        try:
+            elements = len(RAW_CHUNK_DECODER.decode(chunk))
+        except DECODE_ERRORS:
+            return  # broken JSON as well: the objects were read one by one, the rest cannot be counted
+        if elements > objects:
+            self.skip_bad_event(self.state.offset, f"{elements - objects} elements of traceEvents are not objects")
+            self.parsed.skipped[MALFORMED_EVENT] += elements - objects - 1
+
     def decode_one_by_one(
         self, buffer: bytes, cut: int, positions: np.ndarray, chars: np.ndarray, depths: np.ndarray
-    ) -> list[TraceEvent]:
-        """A chunk failed: decode its events separately and skip the bad ones with a warning."""
+    ) -> tuple[list[TraceEvent], int]:
+        """A chunk failed: decode its events (the objects) separately and skip the bad ones with a warning."""
         depth = self.state.events_depth
         starts = positions[(chars == OPEN_BRACE) & (depths == depth + 1)]
         ends = positions[(chars == CLOSE_BRACE) & (depths == depth)]
         events = []
+        objects = 0
         for begin, end in zip(starts.tolist(), ends.tolist()):
             if end >= cut:
                 break
+            objects += 1
             try:
                 events.append(EVENT_DECODER.decode(buffer[begin : end + 1]))
-            except (msgspec.DecodeError, msgspec.ValidationError) as error:
+            except DECODE_ERRORS as error:
                 self.skip_bad_event(self.state.offset + begin, str(error))
-        return events
+        return events, objects
 
     def skip_bad_event(self, offset: int, message: str) -> None:
         self.bad_events += 1
-        self.parsed.skipped["malformed event"] += 1
+        self.parsed.skipped[MALFORMED_EVENT] += 1
         if self.bad_events <= MAX_EVENT_WARNINGS:
             self.parsed.warnings.append(f"{self.path} (byte {offset:,}): malformed trace event skipped ({message})")
 
@@ -275,7 +300,7 @@ class TraceEventStream:
             return META_DECODER.decode(document)
         except msgspec.ValidationError as error:
             raise MalformedInput(self.path, f"unexpected trace metadata ({error})", hint=TRACE_HINT) from error
-        except msgspec.DecodeError as error:
+        except DECODE_ERRORS as error:
             raise MalformedInput(
                 self.path, f"the JSON around traceEvents is broken or truncated ({error})", hint="re-copy the trace"
             ) from error

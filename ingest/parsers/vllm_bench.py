@@ -107,6 +107,8 @@ SUMMARY_KEYS: dict[str, str | None] = {
 SUMMARY_LISTS = {"acceptance at token": "acceptance_at_token"}  # "acceptance at token 3: 0.30"
 SUMMARY_ALIASES = {column: (key,) for key, column in SUMMARY_KEYS.items() if column}
 NOISE = "not a summary line"
+POSITION_OUT_OF_RANGE = "acceptance position out of range"
+MAX_POSITIONS = 1024  # speculative decoding drafts a handful of tokens per step; far below this
 
 
 @dataclass
@@ -132,7 +134,7 @@ def sniff_summary(head: bytes) -> bool:
 def parse_summary(path: Path, options: ParseOptions) -> ParsedSource:
     parsed = ParsedSource(kind=SUMMARY_KIND, engine="vllm")
     with text_lines(path) as lines:
-        runs = read_summary_runs(lines, parsed)
+        runs = read_summary_runs(path, lines, parsed)
     if not runs:
         raise MalformedInput(
             path,
@@ -144,7 +146,7 @@ def parse_summary(path: Path, options: ParseOptions) -> ParsedSource:
     return parsed
 
 
-def read_summary_runs(lines: Iterable[str], parsed: ParsedSource) -> list[SummaryRun]:
+def read_summary_runs(path: Path, lines: Iterable[str], parsed: ParsedSource) -> list[SummaryRun]:
     runs: list[SummaryRun] = []
     line_no = 0
     for line_no, raw in enumerate(lines, start=1):
@@ -155,7 +157,12 @@ def read_summary_runs(lines: Iterable[str], parsed: ParsedSource) -> list[Summar
         if match is None or (key not in SUMMARY_KEYS and key not in SUMMARY_LISTS):
             parsed.skipped[NOISE] += 1
             continue
-        index = int(match["index"]) if match["index"] is not None else None
+        printed_index = match["index"]
+        index = None if printed_index is None else int(printed_index) if len(printed_index) < 10 else MAX_POSITIONS
+        if index is not None and index >= MAX_POSITIONS:  # not a draft position: a list that long is a typo
+            parsed.skipped[POSITION_OUT_OF_RANGE] += 1
+            parsed.warnings.append(f"{path}:{line_no}: {key} {printed_index[:20]}: beyond {MAX_POSITIONS} draft positions; line skipped")
+            continue
         if not runs or runs[-1].has(key, index):  # a key seen again starts the next run
             runs.append(SummaryRun(line_no))
         if index is None:
@@ -186,10 +193,12 @@ def summary_row(path: Path, parsed: ParsedSource, record_index: int, run: Summar
 def number_or_text(value: str | None) -> Any:
     if value is None:
         return None
+    if value.lstrip("+-").isdigit():  # a count: exact, and as printed when beyond int64
+        return int(value) if len(value.lstrip("+-")) <= 18 else value
     number, problem = as_float(value)
     if problem or number is None:
         return value
-    return int(number) if value.lstrip("+-").isdigit() else number
+    return number
 
 
 FORMAT = Format(

@@ -26,6 +26,7 @@ read per line in Python.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -78,6 +79,7 @@ COLUMNS: dict[str, str] = {
     "GPU KV cache usage": "token_usage",  # percent in the log, a fraction in the column
 }
 INT_COLUMNS = {"running_req", "queue_req"}
+INT32_LIMIT = 2**31
 # Counter keys by their names across versions (accepted, drafted, emitted, k).
 ACCEPTED = ("Accepted", "Number of accepted tokens")
 DRAFTED = ("Drafted", "Number of draft tokens")
@@ -117,6 +119,7 @@ class _BlockScan:
     skipped: Counter[str]
     year: int | None  # of the block's first dated line, when asked for
     shows_sglang: bool
+    sglang_lines: list[int]  # line numbers of SGLang stats/config lines (a mixed log)
 
 
 @dataclass
@@ -127,6 +130,7 @@ class _Scan:
     lines_read: int
     first_year: int | None
     looks_like_sglang: bool
+    sglang_lines: list[int]
 
     @classmethod
     def of(cls, path: Path, blocks: list[_BlockScan]) -> _Scan:
@@ -140,6 +144,7 @@ class _Scan:
             sum(block.size for block in blocks),
             next((block.year for block in blocks if block.year is not None), None),
             any(block.shows_sglang for block in blocks),
+            [line_no for block in blocks for line_no in block.sglang_lines],
         )
 
 
@@ -168,8 +173,10 @@ def _scan_block(data: bytes, first_line_no: int, need_year: bool) -> _BlockScan:
             lines.append(line)
             read[index] = True
     rest = block.lines.filter(pa.array(~read))
-    shows_sglang = not lines and bool(pc.any(pc.match_substring_regex(rest, SGLANG_CONTENT)).as_py())
-    return _BlockScan(block.size, lines, log_lines.count_noise(rest), _first_year(block) if need_year else None, shows_sglang)
+    sglang = pc.match_substring_regex(block.lines, SGLANG_CONTENT).to_numpy(zero_copy_only=False) & ~read
+    sglang_lines = (np.flatnonzero(sglang) + block.first_line_no).tolist()
+    year = _first_year(block) if need_year else None
+    return _BlockScan(block.size, lines, log_lines.count_noise(rest), year, not lines and bool(sglang_lines), sglang_lines)
 
 
 YEAR_LOOKUP_LINES = 1000
@@ -225,12 +232,24 @@ class _Reader:
         stamps = _Stamps(self.year)
         for line in self.scan.lines:
             ts = stamps.timestamp(line.month_day_time)
+            if ts is None and line.month_day_time is not None and stamps.year is not None:
+                month, day, time = line.month_day_time
+                self.warnings.append(
+                    f"{self.scan.path}:{line.line_no}: impossible date {month:02d}-{day:02d} {time} in {stamps.year}: "
+                    "timestamp left empty"
+                )
             read = {"spec": self._spec_row, "engine": self._engine_row, "config": self._config, "args": self._config}[line.kind]
             try:
                 read(line, ts)
             except ValueError as error:
                 self.skipped[f"malformed {line.kind} line"] += 1
                 self.warnings.append(f"{self.scan.path}:{line.line_no}: {error}")
+        if self.scan.lines and self.scan.sglang_lines:  # a mixed log: say what was not read, and where
+            lines = self.scan.sglang_lines
+            self.warnings.append(
+                f"{self.scan.path}:{lines[0]}: {len(lines)} SGLang stats or server_args lines in a file read as a vLLM "
+                "log were not loaded (counted as other lines) — give each server its own log file"
+            )
         if stamps.missing_year:
             self.warnings.append(
                 f"{self.scan.path}: timestamps left empty on {stamps.missing_year} lines: vLLM prints no year "
@@ -319,7 +338,7 @@ def read_pairs(payload: str) -> tuple[dict[str, Any], dict[str, Any]]:
         number, unit = _value(texts[0], key)
         column = COLUMNS.get(key)
         if column is not None:
-            values[column] = int(number) if column in INT_COLUMNS else number
+            values[column] = _whole(number, text=texts[0], key=key) if column in INT_COLUMNS else number
             if column == "accept_rate_raw":
                 extra["rate_is_percent"] = unit == "%"
         if column is None or column == "token_usage":
@@ -332,6 +351,13 @@ def _value(text: str, key: str) -> tuple[float, str | None]:
     if found is None:
         raise ValueError(f"{key!r}: {text!r} is not a number")
     return float(found["number"]), found["unit"]
+
+
+def _whole(number: float, *, text: str, key: str) -> int:
+    """A count column's value: a whole number that fits int64, else the line is malformed."""
+    if not (math.isfinite(number) and number.is_integer() and abs(number) < 2**63):
+        raise ValueError(f"{key!r}: {text!r} is not a whole number")
+    return int(number)
 
 
 def _number(text: str, key: str) -> float:
@@ -390,10 +416,9 @@ def _spec_tokens(config: dict[str, Any]) -> int | None:
     speculative = config.get("speculative_config")
     if isinstance(speculative, dict):
         for key in ("num_spec_tokens", "num_speculative_tokens"):
-            if isinstance(speculative.get(key), int):
+            if _int(speculative.get(key)) is not None:
                 return speculative[key]
-    value = config.get("num_speculative_tokens")
-    return value if isinstance(value, int) else None
+    return _int(config.get("num_speculative_tokens"))
 
 
 def _config_row(segment: int, line_no: int, ts: datetime | None, config: dict[str, Any]) -> dict[str, Any]:
@@ -428,7 +453,10 @@ def _text(value: Any) -> str | None:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A count for an int32 column of server_configs (with room for k + 1); the full config stays in ``args``."""
+    if isinstance(value, int) and not isinstance(value, bool) and -INT32_LIMIT < value < INT32_LIMIT - 1:
+        return value
+    return None
 
 
 class _Stamps:
@@ -446,13 +474,13 @@ class _Stamps:
         if self.year is None:
             self.missing_year += 1
             return None
-        if self.previous_month is not None and month < self.previous_month:
-            self.year += 1  # December → January
-        self.previous_month = month
+        year = self.year + 1 if self.previous_month is not None and month < self.previous_month else self.year  # Dec → Jan
         try:
-            return datetime.fromisoformat(f"{self.year:04d}-{month:02d}-{day:02d} {time.replace(',', '.')}")
-        except ValueError:
+            moment = datetime.fromisoformat(f"{year:04d}-{month:02d}-{day:02d} {time.replace(',', '.')}")
+        except ValueError:  # 02-29 in a common year, 13-45: left empty, and it moves no clock
             return None
+        self.year, self.previous_month = year, month
+        return moment
 
 
 FORMAT = Format(
