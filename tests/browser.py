@@ -26,37 +26,44 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(db: Path, startup_s: float = 60.0) -> Iterator[str]:
-    """`specdash serve` on a free port; yields its base URL and stops it afterwards."""
+def served(db: Path, *extra: str, env: dict[str, str] | None = None, startup_s: float = 60.0) -> Iterator[str]:
+    """`specdash serve` (with ``extra`` arguments) on a free port; yields its base URL and stops it afterwards.
+
+    The server's output goes to ``serve-PORT.log`` beside the store.
+    """
     port = free_port()
-    log = open(db.parent / f"serve-{port}.log", "w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ingest", "serve", "--db", str(db), "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "SPECDASH_DB": str(db)},
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + startup_s
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"specdash serve exited: {(db.parent / f'serve-{port}.log').read_text()}")
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("specdash serve did not come up in time")
-            time.sleep(0.3)
-        yield base
-    finally:
-        process.terminate()
+    log_path = db.parent / f"serve-{port}.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ingest", "serve", "--db", str(db), "--port", str(port), *extra],
+            stdout=log, stderr=subprocess.STDOUT, env=env or {**os.environ, "SPECDASH_DB": str(db)},
+            cwd=Path(__file__).resolve().parents[1],
+        )
+        base = f"http://127.0.0.1:{port}"
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+            deadline = time.monotonic() + startup_s
+            while not app_is_up(base):
+                if process.poll() is not None:
+                    raise RuntimeError(f"specdash serve exited: {log_path.read_text()}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError("specdash serve did not come up in time")
+                time.sleep(0.3)
+            yield base
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def app_is_up(base: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
 
 
 MAX_SHOT_HEIGHT = 7000

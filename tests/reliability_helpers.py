@@ -18,10 +18,7 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -30,7 +27,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from ingest import store
-from tests.browser import free_port
+from tests.browser import free_port, served
 from tests.conftest import ROOT
 
 if TYPE_CHECKING:
@@ -515,44 +512,9 @@ def environment_with(**variables: str) -> dict[str, str]:
 
 # --- the served app -------------------------------------------------------------------------------
 
-@contextmanager
-def serving(db: Path, *extra: str, env: dict[str, str] | None = None, startup_s: float = 60.0) -> Iterator[str]:
-    """``specdash serve`` with extra arguments/environment on a free port; yields its base URL.
-
-    Like ``tests.browser.served``, which takes no arguments; the output goes to ``serve-PORT.log`` beside the store.
-    """
-    port = free_port()
-    log_path = db.parent / f"serve-{port}.log"
-    with open(log_path, "w") as log:
-        process = subprocess.Popen(
-            specdash_command("serve", "--db", db, "--port", str(port), *extra),
-            stdout=log, stderr=subprocess.STDOUT, env=env or environment_with(SPECDASH_DB=str(db)), cwd=ROOT,
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + startup_s
-            while not app_is_up(base):
-                if process.poll() is not None:
-                    raise RuntimeError(f"specdash serve exited: {log_path.read_text()}")
-                if time.monotonic() > deadline:
-                    raise RuntimeError("specdash serve did not come up in time")
-                time.sleep(0.3)
-            yield base
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-
-
-def app_is_up(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
+def serving(db: Path, *extra: str, env: dict[str, str] | None = None, startup_s: float = 60.0):  # type: ignore[no-untyped-def]
+    """``specdash serve`` with extra arguments/environment on a free port (``tests.browser.served``)."""
+    return served(db, *extra, env=env or environment_with(SPECDASH_DB=str(db)), startup_s=startup_s)
 
 
 def listening_addresses(port: int) -> set[str]:
