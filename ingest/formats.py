@@ -32,6 +32,8 @@ class Format:
     description: str  # what a user would call it, for "expected one of ..." messages
     sniff: Callable[[bytes], bool]
     parse: Callable[[Path, ParseOptions], ParsedSource]
+    # Formats of big files: like ``parse``, but rows come as ``ParsedSource.batches`` while the file is read.
+    stream: Callable[[Path, ParseOptions], ParsedSource] | None = None
 
 
 def registered_formats() -> list[Format]:

@@ -94,7 +94,7 @@ def ingest_file(
         if progress is not None:
             options = dataclasses.replace(options, on_progress=progress(path))
         report.size_bytes = path.stat().st_size
-        parsed = file_format.parse(path, options)
+        parsed = (file_format.stream or file_format.parse)(path, options)
         result = store.load_source(
             db_path, path, parsed, sha256=sha256, phase=phase, variant=variant, group=group, replace=replace
         )

@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from ingest.errors import IngestError, StoreBusy
 from ingest.model import ParsedSource
+from ingest.spool import spooled
 from ingest.tables import SCHEMAS
 
 DEFAULT_DB = Path("specdash.duckdb")
@@ -51,6 +52,11 @@ def lock_holder(error: Exception) -> str:
     """`` (PID 4722: /usr/bin/python3)`` from DuckDB's lock message, so the user knows whom to wait for."""
     found = re.search(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)", str(error))
     return f" (PID {found['pid']}: {found['program']})" if found else ""
+
+
+# DuckDB caches the pages it writes up to 80 % of RAM by default; a writer loading a big log
+# in one transaction would grow with the file. Beyond this it writes pages out (or spills).
+WRITER_MEMORY_LIMIT = "128MB"
 
 
 def open_with_retry(db_path: Path, *, read_only: bool, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
@@ -80,6 +86,7 @@ def writer(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     db_path.parent.mkdir(parents=True, exist_ok=True)
     con = open_with_retry(db_path, read_only=False)
     try:
+        con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
         migrate(con)
         yield con
     finally:
@@ -174,7 +181,7 @@ def load_source(
     With ``replace`` the file's earlier rows are swapped for the new ones in the same transaction.
     """
     source_id = source_id_for(sha256)
-    with writer(db_path) as con:
+    with spooled(parsed) as pieces, writer(db_path) as con:  # a streaming parser has read the whole file here
         con.execute("BEGIN TRANSACTION")
         try:
             if find_source(con, sha256) is not None:
@@ -182,9 +189,9 @@ def load_source(
                     con.execute("ROLLBACK")
                     return LoadResult(source_id, True, 0, 0)
                 delete_source_rows(con, source_id)
+            for name, rows in pieces:
+                insert_table(con, name, rows, source_id, phase, variant)
             insert_source_row(con, source_id, path, sha256, parsed, phase, variant, group)
-            for name, table in parsed.tables.items():
-                insert_table(con, name, table, source_id, phase, variant)
             touch_last_change(con)
             con.execute("COMMIT")
         except Exception:
@@ -238,7 +245,7 @@ def table_columns(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
 def insert_table(
     con: duckdb.DuckDBPyConnection,
     name: str,
-    table: pa.Table,
+    table: pa.Table | pa.RecordBatchReader,
     source_id: str,
     phase: str | None,
     variant: str | None,
@@ -246,7 +253,7 @@ def insert_table(
     """Insert a parser table, adding ``source_id``/``session_id`` and applying --phase/--variant."""
     if name not in SCHEMAS:
         raise ValueError(f"parser produced unknown table {name!r}")  # a bug, not bad input
-    if table.num_rows == 0:
+    if isinstance(table, pa.Table) and table.num_rows == 0:
         return
     target = table_columns(con, name)
     overrides = {"phase": phase, "variant": variant}

@@ -61,6 +61,7 @@ SERVER_CONFIGS = pa.schema(
         ("speculative_eagle_topk", pa.int32()),
         ("speculative_num_draft_tokens", pa.int32()),
         ("args", pa.string()),
+        ("accept_rate_formulas", pa.string()),
     ]
 )
 

@@ -38,7 +38,7 @@ from ingest.reader import open_binary
 ProgressCallback = Callable[[int, int], None]
 Result = TypeVar("Result")
 
-BLOCK_BYTES = 8 * 1024 * 1024
+BLOCK_BYTES = 4 * 1024 * 1024  # bigger blocks are no faster and hold more memory per worker
 WORKERS = 2  # numpy and Arrow release the GIL: two blocks are scanned at once
 
 ANSI = r"(?:\x1b\[[0-9;]*m)"
@@ -123,7 +123,7 @@ def rank_tags(tags: str) -> dict[str, int]:
 
 
 def iter_blocks(
-    path: Path, on_progress: ProgressCallback | None = None, block_bytes: int = BLOCK_BYTES
+    path: Path, on_progress: ProgressCallback | None = None, block_bytes: int | None = None
 ) -> Iterator[bytes]:
     """The decompressed content in blocks that end at a newline (the last one may not)."""
     total = path.stat().st_size
@@ -132,7 +132,7 @@ def iter_blocks(
         carry = b""
         while True:
             try:
-                chunk = stream.read(block_bytes)
+                chunk = stream.read(block_bytes or BLOCK_BYTES)
             except (EOFError, OSError, zlib.error) as error:
                 raise MalformedInput(
                     path, f"corrupt or truncated gzip ({error})", hint="re-copy the file; `gzip -t FILE` checks it"
@@ -157,21 +157,32 @@ def iter_blocks(
 def map_blocks(
     path: Path, scan: Callable[[bytes, int], Result], on_progress: ProgressCallback | None = None
 ) -> list[Result]:
-    """``scan(block_bytes, first_line_no)`` for every block, on worker threads, results in file order.
+    """``scan(block_bytes, first_line_no)`` for every block, on worker threads, results in file order."""
+    return list(iter_mapped_blocks(path, scan, on_progress))
 
-    At most ``WORKERS + 1`` blocks are held at once, so memory does not grow with the file.
+
+def iter_mapped_blocks(
+    path: Path, scan: Callable[[bytes, int], Result], on_progress: ProgressCallback | None = None
+) -> Iterator[Result]:
+    """``map_blocks`` as a generator: each result as soon as it and all before it are done.
+
+    At most ``WORKERS + 1`` blocks are read ahead, so memory does not grow with the file
+    as long as the caller does not keep the results.
     """
-    results: list[Result] = []
     pending: deque[Future[Result]] = deque()
     next_line_no = 1
     with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="log-block") as pool:
-        for data in iter_blocks(path, on_progress):
-            pending.append(pool.submit(scan, data, next_line_no))
-            next_line_no += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-            while len(pending) > WORKERS:
-                results.append(pending.popleft().result())
-        results.extend(future.result() for future in pending)
-    return results
+        try:
+            for data in iter_blocks(path, on_progress):
+                pending.append(pool.submit(scan, data, next_line_no))
+                next_line_no += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+                while len(pending) > WORKERS:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:  # the consumer stopped early (an error): do not scan the blocks already queued
+            for future in pending:
+                future.cancel()
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -173,46 +174,51 @@ def _engine_hint(lines: pa.StringArray) -> str | None:
 
 # --- the whole file -------------------------------------------------------------------
 
+FLUSH_ROWS = 250_000  # stats rows handed to the store at a time: bounds memory, keeps inserts few
+
 
 def parse_with_progress(path: Path, options: ParseOptions, on_progress: ProgressCallback | None) -> ParsedSource:
-    """Parse ``path``; ``on_progress(bytes_done, bytes_total)`` is called after each block when given."""
-    results = log_lines.map_blocks(path, scan_block, on_progress)
-    check_engine(path, options, _engine_shown(results))
-    merged = _Merged.of(path, results)
-    if not merged.configs and not any(merged.tables[name].num_rows for name in STATS_TABLES):
-        if merged.skipped[MALFORMED_STATS]:  # stats lines are there, none could be read: say why
-            line, _, problem = merged.warnings[0].removeprefix(f"{path}:").partition(": ")
-            raise MalformedInput(
-                path,
-                f"{merged.skipped[MALFORMED_STATS]} SGLang stats lines, none readable; the first: {problem}",
-                line=int(line) if line.isdigit() else None,
-                hint="a stats line is 'Decode batch, key: value, key: value, ...'; see docs/log-formats.md",
-            )
-        hint = "this looks like a vLLM log: it is read as kind vllm_log" if merged.engine_hint == "vllm" else ""
-        raise UnrecognizedFormat(
-            path,
-            f"no SGLang stats or server_args line in {merged.lines_read} lines",
-            hint=hint or f"expected lines like {EXPECTED_SHAPES}; a start-up-only excerpt has nothing to load",
-        )
-    tables = {
-        "server_configs": merged.config_table(),
-        "decode_stats": merged.with_accept_columns(merged.tables["decode_stats"]),
-        "prefill_stats": merged.tables["prefill_stats"],
-    }
-    return ParsedSource(
-        kind=KIND,
-        engine=ENGINE,
-        tables=tables,
-        skipped=merged.skipped,
-        warnings=merged.warnings,
-        lines_read=merged.lines_read,
-    )
+    """Parse ``path`` into memory; ``on_progress(bytes_done, bytes_total)`` is called after each block when given."""
+    return stream(path, options, on_progress).drain()
 
 
-def _engine_shown(results: list[BlockResult]) -> str | None:
-    if any(result.stats or result.configs for result in results):
-        return ENGINE
-    return next((result.engine_hint for result in results if result.engine_hint), None)
+def stream(path: Path, options: ParseOptions, on_progress: ProgressCallback | None = None) -> ParsedSource:
+    """Parse ``path`` as the store reads ``batches``: blocks are scanned on worker threads and
+    finished here in file order (segments, dates, accept columns), a few hundred thousand rows at a time."""
+    parsed = ParsedSource(kind=KIND, engine=ENGINE)
+    if on_progress is None:
+        on_progress = getattr(options, "on_progress", None)
+    parsed.batches = _batches(path, options, on_progress, parsed)
+    return parsed
+
+
+def _batches(
+    path: Path, options: ParseOptions, on_progress: ProgressCallback | None, parsed: ParsedSource
+) -> Iterator[tuple[str, pa.Table]]:
+    state = _FileState(path)
+    pending: dict[str, list[pa.Table]] = {table: [] for table in STATS_TABLES}
+    for result in log_lines.iter_mapped_blocks(path, scan_block, on_progress):
+        if result.stats or result.configs:
+            check_engine(path, options, ENGINE)
+        for table, rows in state.add(result).items():
+            pending[table].append(rows)
+        if sum(rows.num_rows for tables in pending.values() for rows in tables) >= FLUSH_ROWS:
+            yield from _flush(pending, parsed)
+    state.check_found_something(options)
+    yield from _flush(pending, parsed)
+    parsed.tables = {"server_configs": state.config_table(), **{table: SCHEMAS[table].empty_table() for table in STATS_TABLES}}
+    parsed.skipped = +state.skipped
+    parsed.warnings = state.finish_warnings()
+    parsed.lines_read = state.lines_read
+
+
+def _flush(pending: dict[str, list[pa.Table]], parsed: ParsedSource) -> Iterator[tuple[str, pa.Table]]:
+    for table, pieces in pending.items():
+        if pieces:
+            rows = pa.concat_tables(pieces)
+            pieces.clear()
+            parsed.rows_streamed += rows.num_rows
+            yield table, rows
 
 
 def check_engine(path: Path, options: ParseOptions, shown: str | None) -> None:
@@ -229,123 +235,166 @@ def check_engine(path: Path, options: ParseOptions, shown: str | None) -> None:
 
 
 @dataclass
-class _Merged:
-    path: Path
-    tables: dict[str, pa.Table]
-    configs: list[dict[str, Any]]
-    skipped: Counter[str]
-    warnings: list[str]
-    lines_read: int
-    engine_hint: str | None
-    draft_tokens_by_segment: dict[int, int | None]
-    steps_by_segment: dict[int, int | None]
+class _SegmentFormulas:
+    """Which accept-rate formulas every line of a segment seen so far agrees with (DOMAIN.md §3)."""
 
-    @classmethod
-    def of(cls, path: Path, results: list[BlockResult]) -> _Merged:
-        skipped: Counter[str] = Counter()
-        warnings: list[str] = []
-        for result in results:
-            skipped.update(result.skipped)
-            warnings.extend(f"{path}:{line_no}: {message}" for line_no, message in result.warnings)
-        config_lines = [config for result in results for config in result.configs]
-        stats_line_nos = {table: _line_numbers(results, table) for table in STATS_TABLES}
-        first_config = config_lines[0].line_no if config_lines else None
-        stats_before_first = first_config is not None and any(
-            len(numbers) and numbers[0] < first_config for numbers in stats_line_nos.values()
-        )
-        segment_base = 1 if stats_before_first else 0
-        configs = _config_rows(config_lines, results, segment_base)
-        boundaries = np.array([config.line_no for config in config_lines], dtype=np.int64)
+    first_date: Any = None
+    agreeing: set[str] | None = None  # None: no line with both values yet
+
+    def update(self, names: set[str]) -> None:
+        self.agreeing = names if self.agreeing is None else self.agreeing & names
+
+    def result(self) -> list[str]:
+        possible = {formula.name for formula in accept.formulas_possible_at(self.first_date)}
+        return [formula.name for formula in accept.SGLANG_ACCEPT_RATE_FORMULAS if formula.name in (self.agreeing or set()) & possible]
+
+
+@dataclass
+class _FileState:
+    """What the blocks read so far say about the file: its configs (segments), the last date seen,
+    counts and warnings. ``add`` turns each block's stats rows into finished table rows."""
+
+    path: Path
+    config_lines: list[ConfigLine] = field(default_factory=list)
+    config_rows: list[dict[str, Any]] = field(default_factory=list)
+    segment_base: int | None = None  # fixed by the first config: 1 when stats lines came before it
+    stats_seen: bool = False
+    carried_date: str | None = None
+    dating: _DateFill = field(default_factory=lambda: _DateFill())
+    formulas: dict[int, _SegmentFormulas] = field(default_factory=dict)
+    lines_without_config: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
+    lines_read: int = 0
+    engine_hint: str | None = None
+
+    def add(self, result: BlockResult) -> dict[str, pa.Table]:
+        self.skipped.update(result.skipped)
+        self.warnings.extend(f"{self.path}:{line_no}: {message}" for line_no, message in result.warnings)
+        self.lines_read += result.size
+        self.engine_hint = self.engine_hint or result.engine_hint
+        if result.configs:
+            self._add_configs(result)
         tables = {}
         for table in STATS_TABLES:
-            tables[table] = _stats_table(table, results, boundaries, segment_base)
-        draft_tokens = {row["segment"]: row["speculative_num_draft_tokens"] for row in configs}
-        steps = {row["segment"]: row["speculative_num_steps"] for row in configs}
-        return cls(
-            path,
-            tables,
-            configs,
-            +skipped,
-            warnings,
-            sum(result.size for result in results),
-            next((result.engine_hint for result in results if result.engine_hint), None),
-            draft_tokens,
-            steps,
+            rows = result.stats.get(table)
+            if rows is not None and len(rows.line_index):
+                tables[table] = self._finish_rows(table, rows, result)
+        self.stats_seen = self.stats_seen or bool(tables)
+        self.carried_date = result.last_date or self.carried_date
+        return tables
+
+    def _add_configs(self, result: BlockResult) -> None:
+        if self.segment_base is None:
+            first = result.configs[0].line_no
+            earlier_in_block = any(
+                len(rows.line_index) and result.first_line_no + int(rows.line_index[0]) < first for rows in result.stats.values()
+            )
+            self.segment_base = 1 if self.stats_seen or earlier_in_block else 0
+        for config in result.configs:
+            index = len(self.config_lines)
+            self.config_lines.append(config)
+            if config.config is None:  # unreadable dump: the restart still starts a segment, without a config row
+                continue
+            self.config_rows.append(self._config_row(config, self.segment_base + index))
+
+    def _config_row(self, config: ConfigLine, segment: int) -> dict[str, Any]:
+        date = config.date or (self.carried_date or "")[:10]
+        row: dict[str, Any] = {
+            "segment": segment,
+            "line_no": config.line_no,
+            "ts": _timestamp(date, config.time),
+            "variant": variant_label(config.config or {}),
+            "args": to_json_text(config.config),
+        }
+        for column, arrow_type in CONFIG_COLUMNS.items():
+            row[column] = _config_value((config.config or {}).get(column), arrow_type)
+        return row
+
+    def _finish_rows(self, table: str, rows: StatsRows, result: BlockResult) -> pa.Table:
+        schema = SCHEMAS[table]
+        columns = dict(rows.columns)
+        if len(rows.undated):
+            anchors = [found or self.carried_date for found in result.undated_fill.get(table, [])]
+            columns["ts"] = self.dating.fill(columns["ts"], rows, anchors)
+        line_nos = columns["line_no"].to_numpy()
+        boundaries = np.array([config.line_no for config in self.config_lines], dtype=np.int64)
+        segment = np.searchsorted(boundaries, line_nos, side="right") - 1 + (self.segment_base or 0)
+        columns["segment"] = pa.array(np.maximum(segment, 0), type=pa.int32())
+        finished = pa.table(
+            {name: columns.get(name, pa.nulls(len(line_nos), schema.field(name).type)) for name in schema.names}, schema=schema
         )
+        return self._with_accept_columns(finished) if table == "decode_stats" else finished
 
-    def config_table(self) -> pa.Table:
-        return table_from_rows("server_configs", self.configs)
-
-    def with_accept_columns(self, table: pa.Table) -> pa.Table:
-        """Derive τ, accepted drafts per step and accept_rate_drafts (DOMAIN.md §3), per segment."""
-        if table.num_rows == 0:
-            return table
+    def _with_accept_columns(self, table: pa.Table) -> pa.Table:
+        """τ, accepted drafts per step and accept_rate_drafts (DOMAIN.md §3), per segment."""
         accept_len = _floats(table["accept_len_raw"])
         accept_rate = _floats(table["accept_rate_raw"])
         segments = table["segment"].to_numpy()
         tokens = accept.tokens_per_step_from_sglang_accept_len(accept_len)
-        drafts = accept.accepted_drafts_per_step(tokens)
         rate_drafts = np.full(table.num_rows, np.nan)
-        formulas: list[tuple[np.ndarray, list[str]]] = []
-        lines_without_config = 0
+        configs = {row["segment"]: row for row in self.config_rows}
         for segment in np.unique(segments).tolist():
             rows = segments == segment
             spec_rows = rows & ~np.isnan(accept_len)
+            formulas = self.formulas.setdefault(segment, _SegmentFormulas())
+            if formulas.first_date is None:
+                formulas.first_date = _first_date(table, rows)
             if not spec_rows.any():
                 continue
-            num_draft_tokens = self.draft_tokens_by_segment.get(segment)
-            derived = accept.accept_rate_drafts(tokens[spec_rows], num_draft_tokens)
+            config = configs.get(segment, {})
+            derived = accept.accept_rate_drafts(tokens[spec_rows], config.get("speculative_num_draft_tokens"))
             if derived is None:
-                lines_without_config += int(spec_rows.sum())
+                self.lines_without_config += int(spec_rows.sum())
                 continue
             rate_drafts[spec_rows] = derived
-            matches = accept.matching_formulas(
-                accept_len[rows], accept_rate[rows], self.steps_by_segment.get(segment), num_draft_tokens,
-                accept.formulas_possible_at(self._first_date(table, rows)),
+            with_both = rows & ~np.isnan(accept_rate) & ~np.isnan(accept_len)
+            if with_both.any():
+                matches = accept.matching_formulas(
+                    accept_len[rows], accept_rate[rows], config.get("speculative_num_steps"), config.get("speculative_num_draft_tokens")
+                )
+                formulas.update({formula.name for formula in matches})
+        table = _replace(table, "tokens_per_step", _nullable(tokens))
+        table = _replace(table, "accepted_drafts_per_step", _nullable(accept.accepted_drafts_per_step(tokens)))
+        return _replace(table, "accept_rate_drafts", _nullable(rate_drafts))
+
+    def check_found_something(self, options: ParseOptions) -> None:
+        if self.config_lines or self.stats_seen:
+            return
+        if self.skipped[MALFORMED_STATS]:  # stats lines are there, none could be read: say why
+            line, _, problem = self.warnings[0].removeprefix(f"{self.path}:").partition(": ")
+            raise MalformedInput(
+                self.path,
+                f"{self.skipped[MALFORMED_STATS]} SGLang stats lines, none readable; the first: {problem}",
+                line=int(line) if line.isdigit() else None,
+                hint="a stats line is 'Decode batch, key: value, key: value, ...'; see docs/log-formats.md",
             )
-            if matches:
-                formulas.append((rows & ~np.isnan(accept_rate), [formula.name for formula in matches]))
-        if lines_without_config:
+        check_engine(self.path, options, self.engine_hint)
+        hint = "this looks like a vLLM log: it is read as kind vllm_log" if self.engine_hint == "vllm" else ""
+        raise UnrecognizedFormat(
+            self.path,
+            f"no SGLang stats or server_args line in {self.lines_read} lines",
+            hint=hint or f"expected lines like {EXPECTED_SHAPES}; a start-up-only excerpt has nothing to load",
+        )
+
+    def config_table(self) -> pa.Table:
+        for row in self.config_rows:
+            formulas = self.formulas.get(row["segment"])
+            row["accept_rate_formulas"] = json.dumps(formulas.result()) if formulas and formulas.result() else None
+        return table_from_rows("server_configs", self.config_rows)
+
+    def finish_warnings(self) -> list[str]:
+        if self.lines_without_config:
             self.warnings.append(
-                f"{self.path}: accept_rate_drafts left empty on {lines_without_config} decode lines: no server_args "
+                f"{self.path}: accept_rate_drafts left empty on {self.lines_without_config} decode lines: no server_args "
                 "with speculative_num_draft_tokens precedes them — keep the server start-up in the log"
             )
-        table = _replace(table, "tokens_per_step", _nullable(tokens))
-        table = _replace(table, "accepted_drafts_per_step", _nullable(drafts))
-        table = _replace(table, "accept_rate_drafts", _nullable(rate_drafts))
-        for rows, names in formulas:
-            table = _replace(table, "extra", _add_member(table["extra"], "accept_rate_formulas", names, rows))
-        return table
-
-    @staticmethod
-    def _first_date(table: pa.Table, rows: np.ndarray) -> Any:
-        stamps = table["ts"].filter(pa.array(rows)).drop_null()
-        return stamps[0].as_py().date() if len(stamps) else None
+        return self.warnings
 
 
-def _line_numbers(results: list[BlockResult], table: str) -> np.ndarray:
-    parts = [result.stats[table].columns["line_no"].to_numpy() for result in results if table in result.stats]
-    return np.concatenate(parts) if parts else np.array([], dtype=np.int64)
-
-
-def _config_rows(config_lines: list[ConfigLine], results: list[BlockResult], segment_base: int) -> list[dict[str, Any]]:
-    rows = []
-    dates = _dates_before_lines(results, [config.line_no for config in config_lines])
-    for index, config in enumerate(config_lines):
-        if config.config is None:  # unreadable dump: the restart still starts a segment, without a config row
-            continue
-        date = config.date or (dates[index] or "")[:10]
-        row: dict[str, Any] = {
-            "segment": segment_base + index,
-            "line_no": config.line_no,
-            "ts": _timestamp(date, config.time),
-            "variant": variant_label(config.config),
-            "args": to_json_text(config.config),
-        }
-        for column, arrow_type in CONFIG_COLUMNS.items():
-            row[column] = _config_value(config.config.get(column), arrow_type)
-        rows.append(row)
-    return rows
+def _first_date(table: pa.Table, rows: np.ndarray) -> Any:
+    stamps = table["ts"].filter(pa.array(rows)).drop_null()
+    return stamps[0].as_py().date() if len(stamps) else None
 
 
 def _config_value(value: Any, arrow_type: pa.DataType) -> Any:
@@ -353,41 +402,6 @@ def _config_value(value: Any, arrow_type: pa.DataType) -> Any:
         limit = 2 ** (arrow_type.bit_width - 1)
         return value if isinstance(value, int) and not isinstance(value, bool) and -limit <= value < limit else None
     return None if value is None else str(value)
-
-
-def _dates_before_lines(results: list[BlockResult], line_nos: list[int]) -> list[str | None]:
-    """The last date seen in blocks before each line's block (the line's own date is used first)."""
-    dates: list[str | None] = []
-    carried: str | None = None
-    block_index = 0
-    for line_no in line_nos:
-        while block_index < len(results) and results[block_index].first_line_no + results[block_index].size <= line_no:
-            carried = results[block_index].last_date or carried
-            block_index += 1
-        dates.append(carried)
-    return dates
-
-
-def _stats_table(table: str, results: list[BlockResult], boundaries: np.ndarray, segment_base: int) -> pa.Table:
-    schema = SCHEMAS[table]
-    pieces = []
-    carried: str | None = None
-    dating = _DateFill()
-    for result in results:
-        rows = result.stats.get(table)
-        if rows is not None:
-            columns = dict(rows.columns)
-            if len(rows.undated):
-                anchors = [found or carried for found in result.undated_fill.get(table, [])]
-                columns["ts"] = dating.fill(columns["ts"], rows, anchors)
-            line_nos = columns["line_no"].to_numpy()
-            segment = np.searchsorted(boundaries, line_nos, side="right") - 1 + segment_base
-            columns["segment"] = pa.array(np.maximum(segment, 0), type=pa.int32())
-            pieces.append(pa.table({name: columns.get(name, pa.nulls(len(line_nos), schema.field(name).type)) for name in schema.names}, schema=schema))
-        carried = result.last_date or carried
-    if not pieces:
-        return schema.empty_table()
-    return pa.concat_tables(pieces)
 
 
 @dataclass
@@ -437,15 +451,6 @@ def _replace(table: pa.Table, name: str, column: Any) -> pa.Table:
     return table.set_column(table.schema.get_field_index(name), name, column)
 
 
-def _add_member(extra: pa.ChunkedArray | pa.Array, key: str, value: Any, rows: np.ndarray) -> pa.Array:
-    """Add ``"key": value`` to the extra JSON object of ``rows``."""
-    existing = extra.combine_chunks() if isinstance(extra, pa.ChunkedArray) else extra
-    member = f"{json.dumps(key)}: {json.dumps(value)}"
-    appended = pc.binary_join_element_wise("{", pc.utf8_slice_codeunits(existing, 1, -1), f", {member}}}", "")
-    updated = pc.if_else(pc.is_null(existing), pa.scalar(f"{{{member}}}"), appended)
-    return pc.if_else(pa.array(rows), updated, existing)
-
-
 def to_json_text(value: Any) -> str:
     """JSON text of a parsed config; non-finite floats become the strings "inf"/"-inf"/"nan"."""
     return json.dumps(_finite(value), ensure_ascii=False, default=str)
@@ -466,4 +471,5 @@ FORMAT = Format(
     description="SGLang server log (Decode/Prefill batch stats lines, server_args dump)",
     sniff=sniff,
     parse=parse,
+    stream=stream,
 )
