@@ -77,11 +77,11 @@ def test_a_file_failing_after_many_batches_leaves_the_store_as_it_was(tmp_path: 
     calls = {"blocks": 0}
     real_scan = sglang_log.scan_block
 
-    def failing_scan(data: bytes, first_line_no: int) -> sglang_log.BlockResult:
+    def failing_scan(data: bytes, first_line_no: int, **options: object) -> sglang_log.BlockResult:
         calls["blocks"] += 1
         if calls["blocks"] == 6:
             raise OSError("disk went away")
-        return real_scan(data, first_line_no)
+        return real_scan(data, first_line_no, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(sglang_log, "scan_block", failing_scan)
     report = ingest_file(source, db)

@@ -31,6 +31,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import datetime, timedelta
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,7 +48,8 @@ from ingest.model import ParsedSource
 from ingest.parsers import log_lines
 from ingest.parsers.log_lines import SGLANG_PREFIX, Block, ProgressCallback, prefix_fields
 from ingest.parsers.pyrepr import ReprError, parse_repr
-from ingest.parsers.sglang_stats import STATS_LINE, StatsRows, read_stats
+from ingest.parsers.sglang_stats import STATS_LINE, StatsRows, merge_rows, read_stats
+from ingest.parsers.sglang_templates import TemplateBook, read_templated
 from ingest.tables import SCHEMAS, table_from_rows
 from ingest.variants import variant_label
 
@@ -115,9 +117,18 @@ class BlockResult:
     engine_hint: str | None = None
 
 
-def scan_block(data: bytes, first_line_no: int) -> BlockResult:
+def scan_block(data: bytes, first_line_no: int, book: TemplateBook | None = None) -> BlockResult:
+    """Everything one block says. With a ``book``, lines matching a known line template are read by
+    position first (``sglang_templates``); the general reader takes the rest and teaches the book."""
     block = log_lines.make_block(data, first_line_no)
-    stats, taken = read_stats(block)
+    templated, covered = read_templated(block, book) if book is not None else ([], None)
+    general, taken = read_stats(block, covered)
+    if book is not None:
+        for rows in general.values():
+            book.learn_from(block, rows.line_index)
+    stats = _merged_by_table(templated, general)
+    if covered is not None:
+        taken |= covered
     rest = np.flatnonzero(~taken)
     rest_lines = block.lines.filter(pa.array(~taken))
     configs, config_rows = _read_configs(block, rest, rest_lines)
@@ -143,6 +154,13 @@ def scan_block(data: bytes, first_line_no: int) -> BlockResult:
     if not stats and not configs:
         result.engine_hint = _engine_hint(rest_lines)
     return result
+
+
+def _merged_by_table(templated: list[StatsRows], general: dict[str, StatsRows]) -> dict[str, StatsRows]:
+    pieces: dict[str, list[StatsRows]] = {}
+    for rows in [*templated, *general.values()]:
+        pieces.setdefault(rows.table, []).append(rows)
+    return {table: merge_rows(rows) for table, rows in pieces.items()}
 
 
 def _read_configs(block: Block, rest: np.ndarray, rest_lines: pa.StringArray) -> tuple[list[ConfigLine], list[int]]:
@@ -197,7 +215,8 @@ def _batches(
 ) -> Iterator[tuple[str, pa.Table]]:
     state = _FileState(path)
     pending: dict[str, list[pa.Table]] = {table: [] for table in STATS_TABLES}
-    for result in log_lines.iter_mapped_blocks(path, scan_block, on_progress):
+    scan = partial(scan_block, book=TemplateBook())
+    for result in log_lines.iter_mapped_blocks(path, scan, on_progress):
         if result.stats or result.configs:
             check_engine(path, options, ENGINE)
         for table, rows in state.add(result).items():

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ingest.parsers.log_lines import SGLANG_PREFIX, Block, prefix_fields, rank_tags, substrings
+from ingest.parsers.log_lines import DATE_GROUPS, SGLANG_PREFIX, TAG_GROUPS, TIME_GROUPS, Block, rank_tags, substrings
 from ingest.tables import SCHEMAS
 
 INT, FLOAT, BOOL = "int", "float", "bool"
@@ -176,9 +176,11 @@ BATCH = " batch"
 MAX_STEM_SEARCHES = 4  # " batch" may occur earlier in a line; look again after it this often
 
 
-def read_stats(block: Block) -> tuple[dict[str, StatsRows], np.ndarray]:
-    """The stats rows per table, and a mask of the block's lines that were stats lines (kept or malformed)."""
-    stem_at, stem_kind = _find_stems(block)
+def read_stats(block: Block, skip: np.ndarray | None = None) -> tuple[dict[str, StatsRows], np.ndarray]:
+    """The stats rows per table, and a mask of the block's lines that were stats lines (kept or malformed).
+
+    Lines marked in ``skip`` (already read by a template) are left alone."""
+    stem_at, stem_kind = _find_stems(block, skip)
     taken = np.zeros(block.size, dtype=bool)
     result: dict[str, StatsRows] = {}
     for kind, stem in enumerate(STEMS):
@@ -193,13 +195,17 @@ def read_stats(block: Block) -> tuple[dict[str, StatsRows], np.ndarray]:
     return result, taken
 
 
-def _find_stems(block: Block) -> tuple[np.ndarray, np.ndarray]:
+def _find_stems(block: Block, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per line: the byte position of its first "Decode batch"/"Prefill batch" (-1: none) and which stem."""
     found = np.full(block.size, -1, dtype=np.int64)
     kind = np.full(block.size, -1, dtype=np.int8)
-    todo = np.arange(block.size)
     search_from = block.starts.copy()
-    lines: pa.StringArray = block.lines
+    if skip is None or not skip.any():
+        todo = np.arange(block.size)
+        lines: pa.StringArray = block.lines
+    else:
+        todo = np.flatnonzero(~skip)
+        lines = block.lines.take(pa.array(todo))
     for _ in range(MAX_STEM_SEARCHES):
         relative = pc.find_substring(lines, BATCH).to_numpy()
         hit = relative >= 0
@@ -688,30 +694,44 @@ def _read_other_prefixes(
     tag_texts: list[str],
     tag_codes: np.ndarray,
 ) -> _PrefixScan:
+    """Prefixes the byte-position reader does not take (docker compose, custom logging configs,
+    ``[gpu=N]``, time-only): one regex over all of them, its groups kept as Arrow columns."""
     count = len(line_start)
     valid = fast.copy()
-    datetimes = np.empty(count, dtype=object)
     rows = np.flatnonzero(fast)
-    if len(rows):
-        datetimes[rows] = substrings(block.buffer, line_start[rows] + 1, time_end[rows]).to_numpy(zero_copy_only=False)
-    tag_index = {text: index for index, text in enumerate(tag_texts)}
-    scan_gpu: dict[int, int] = {}
-    undated: dict[int, str] = {}
     slow = np.flatnonzero(~fast)
-    prefixes = substrings(block.buffer, line_start[slow], stem_start[slow])
-    for row, found in zip(slow.tolist(), pc.extract_regex(prefixes, PREFIX_ONLY).to_pylist(), strict=True):
-        if found is None:
-            continue  # not a known prefix: the line is not a stats line
-        valid[row] = True
-        date, time, tags = prefix_fields(found)
-        tag_codes[row] = tag_index.setdefault(tags, len(tag_index))
-        if found.get("gpu"):
-            scan_gpu[row] = int(found["gpu"])
-        datetimes[row] = f"{date} {time}" if date and time else None
-        if time and not date:
-            undated[row] = time
+    found = pc.extract_regex(substrings(block.buffer, line_start[slow], stem_start[slow]), PREFIX_ONLY)
+    matched = found.is_valid().to_numpy(zero_copy_only=False)  # the rest are not stats lines
+    slow = slow[matched]
+    valid[slow] = True
+    found = found.filter(pa.array(matched))
+    date, time, tags = (_first_nonempty(found, names) for names in (DATE_GROUPS, TIME_GROUPS, TAG_GROUPS))
+    dated = pc.and_(pc.not_equal(date, ""), pc.not_equal(time, ""))
+    slow_datetimes = pc.if_else(dated, pc.binary_join_element_wise(date, time, " "), pa.scalar(None, pa.string()))
+    fast_datetimes = substrings(block.buffer, line_start[rows] + 1, time_end[rows])
+    invalid = np.flatnonzero(~valid)  # every row keeps a place; these are dropped by the caller
+    order = np.argsort(np.concatenate((rows, slow, invalid)), kind="stable")
+    datetimes = pa.concat_arrays([fast_datetimes, slow_datetimes, pa.nulls(len(invalid), pa.string())]).take(pa.array(order))
+    encoded = pc.dictionary_encode(tags)
+    tag_index = {text: index for index, text in enumerate(tag_texts)}
+    remap = np.array([tag_index.setdefault(text, len(tag_index)) for text in encoded.dictionary.to_pylist()], dtype=np.int32)
+    tag_codes[slow] = remap[encoded.indices.to_numpy(zero_copy_only=False)] if len(slow) else 0
     texts = [text for text, _ in sorted(tag_index.items(), key=lambda item: item[1])]
-    return _PrefixScan(valid, pa.array(datetimes, type=pa.string()), texts, tag_codes, scan_gpu, undated)
+    gpu_text = found.field("gpu")
+    with_gpu = np.flatnonzero(pc.not_equal(gpu_text, "").to_numpy(zero_copy_only=False))
+    scan_gpu = {int(slow[index]): int(gpu_text[int(index)].as_py()) for index in with_gpu}
+    undated_rows = np.flatnonzero(pc.and_(pc.equal(date, ""), pc.not_equal(time, "")).to_numpy(zero_copy_only=False))
+    undated = {int(slow[index]): time[int(index)].as_py() for index in undated_rows}
+    return _PrefixScan(valid, datetimes, texts, tag_codes, scan_gpu, undated)
+
+
+def _first_nonempty(found: pa.StructArray, names: tuple[str, ...]) -> pa.StringArray:
+    """The first of the regex groups ``names`` that matched (a group that did not take part is '')."""
+    value = found.field(names[-1])
+    for name in reversed(names[:-1]):
+        field = found.field(name)
+        value = pc.if_else(pc.not_equal(field, ""), field, value)
+    return value
 
 
 def _common_prefix_rows(bytes_: np.ndarray, line_start: np.ndarray, stem_start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -792,3 +812,28 @@ def _label_members(block: Block, start: np.ndarray, end: np.ndarray) -> _Members
     texts = np.full(len(start), "", dtype=object)
     texts[rows] = members.to_numpy(zero_copy_only=False)
     return _Members(array=pa.array(texts, type=pa.string()))
+
+
+def merge_rows(pieces: list[StatsRows]) -> StatsRows:
+    """Rows of one table read by different paths, as one set in line order."""
+    if len(pieces) == 1:
+        return pieces[0]
+    line_index = np.concatenate([piece.line_index for piece in pieces])
+    order = np.argsort(line_index, kind="stable")
+    take = pa.array(order)
+    columns = {name: pa.concat_arrays([piece.columns[name] for piece in pieces]).take(take) for name in pieces[0].columns}
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    offsets = np.cumsum([0] + [len(piece.line_index) for piece in pieces])
+    undated = [position[offset + piece.undated] for offset, piece in zip(offsets, pieces, strict=False) if len(piece.undated)]
+    undated_times = [time for piece in pieces for time in piece.undated_times]
+    if undated:  # times follow their rows into line order
+        undated_positions = np.concatenate(undated)
+        by_position = np.argsort(undated_positions, kind="stable")
+        undated_positions = undated_positions[by_position]
+        undated_times = [undated_times[index] for index in by_position.tolist()]
+    else:
+        undated_positions = np.array([], dtype=np.int64)
+    malformed = {index: message for piece in pieces for index, message in piece.malformed.items()}
+    return StatsRows(pieces[0].table, line_index[order], columns, undated_positions, undated_times, malformed)
+

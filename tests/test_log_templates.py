@@ -1,0 +1,106 @@
+"""Line templates (ingest/parsers/sglang_templates.py) read lines by position once the general
+reader has seen their shape. Both paths must give exactly the same rows: checked on every
+fixture, every SGLang log of the corpus and a generated log with all the shapes the benchmark
+uses, with blocks cut small so that most lines go through a template."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from conftest import corpus_files
+from ingest.errors import IngestError
+from ingest.formats import ParseOptions
+from ingest.parsers import log_lines, sglang_log, sglang_templates
+from ingest.parsers.sglang_templates import TemplateBook, learn
+
+FIXTURES = Path(__file__).parent / "fixtures" / "logs"
+
+
+def rows(table: pa.Table) -> list[dict]:
+    return sorted(table.to_pylist(), key=lambda row: (row["line_no"], row["segment"]))
+
+
+def parse_both(source: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int) -> tuple[object, object, list[TemplateBook]]:
+    """(general reader only, with templates, the template books used); a parse error is returned as its text."""
+    monkeypatch.setattr(log_lines, "BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(sglang_templates, "MAX_TEMPLATES", 0)
+    general = outcome(source)
+    monkeypatch.setattr(sglang_templates, "MAX_TEMPLATES", 24)
+    books: list[TemplateBook] = []
+    real_book = sglang_log.TemplateBook
+
+    def recording_book() -> TemplateBook:
+        books.append(real_book())
+        return books[-1]
+
+    monkeypatch.setattr(sglang_log, "TemplateBook", recording_book)
+    return general, outcome(source), books
+
+
+def outcome(source: Path) -> object:
+    try:
+        return sglang_log.parse(source, ParseOptions())
+    except IngestError as error:
+        return str(error)
+
+
+def assert_same(general: object, templated: object) -> None:
+    if isinstance(general, str):
+        assert templated == general
+        return
+    for name in ("decode_stats", "prefill_stats", "server_configs"):
+        assert rows(templated.tables[name]) == rows(general.tables[name]), name  # type: ignore[attr-defined]
+    assert templated.skipped == general.skipped  # type: ignore[attr-defined]
+    assert sorted(templated.warnings) == sorted(general.warnings)  # type: ignore[attr-defined]
+
+
+SOURCES = sorted(FIXTURES.glob("sglang-*.log")) + corpus_files("logs", "sglang-*.log") + corpus_files("logs", "fastrl-*.log")
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda path: path.name)
+def test_templates_read_every_line_as_the_general_reader_does(source: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    general, templated, _ = parse_both(source, monkeypatch, block_bytes=2048)
+    assert_same(general, templated)
+
+
+def test_a_generated_log_of_every_benchmark_shape_reads_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.gen_log import generate
+
+    source = tmp_path / "generated.log"
+    generate(source, total_bytes=1_500_000)
+    general, templated, books = parse_both(source, monkeypatch, block_bytes=64 * 1024)
+    assert_same(general, templated)
+    book = books[0]
+    assert len(book.templates) >= 4  # one per era at least: the shapes were learned
+    assert sum(book.recent_hits.values()) > 0
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # percent values, text values and repeated keys stay with the general reader
+        "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, cache hit rate: 2.76%, gen throughput (token/s): 5.1",
+        "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, mode: fast, gen throughput (token/s): 5.1",
+        "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, #running-req: 2",
+        "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, npu graph: True",
+        "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: nan",
+        "[10:00:00 TP0] Decode batch. #running-req: 1",  # no date: its date comes from other lines
+        "[2024-07-01 10:00:00] [gpu=0] Decode batch. #running-req: 1",
+        "[2026-01-01 10:00:00 TP0] Decode batch [first graph replay], #running-req: 1",
+    ],
+)
+def test_shapes_that_are_not_read_by_position(line: str) -> None:
+    assert learn(line) is None
+
+
+def test_a_learned_template_matches_its_line_and_lines_like_it() -> None:
+    import re
+
+    line = "sglang-1  | [2026-05-07 15:49:32.359 DP3 TP3 EP3] Decode batch [9593840], #running-req: 25, cap len: 4.00, #queue-req: 0, "
+    template = learn(line)
+    assert template is not None and template.keys == ("#running-req", "cap len", "#queue-req")
+    assert re.match(template.pattern, line)
+    assert re.match(template.pattern, line.replace("DP3 TP3 EP3", "DP0 TP0 EP0").replace("9593840", "12").rstrip(", "))
+    assert not re.match(template.pattern, line.replace("cap len: 4.00", "cap len: 4.00x"))
