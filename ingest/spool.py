@@ -57,14 +57,16 @@ class Spool:
 
 
 @contextmanager
-def spooled(parsed: ParsedSource) -> Iterator[Iterator[tuple[str, pa.Table | pa.RecordBatchReader]]]:
+def spooled(parsed: ParsedSource, beside: Path) -> Iterator[Iterator[tuple[str, pa.Table | pa.RecordBatchReader]]]:
     """Run ``parsed``'s streaming parse to the end, then give every (table, rows) piece to insert:
     the spooled batches as readers, then the parser's final ``tables``. Nothing is spooled for
-    a parser that does not stream."""
+    a parser that does not stream. The spool lives in a hidden folder in ``beside`` (the store's
+    folder: the rows are headed for that disk anyway, and /tmp may be a small RAM disk)."""
     if parsed.batches is None:
         yield iter(parsed.tables.items())
         return
-    with tempfile.TemporaryDirectory(prefix="specdash-spool-") as directory:
+    beside.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".specdash-spool-", dir=beside) as directory:
         spool = Spool(Path(directory))
         try:
             for name, table in parsed.batches:

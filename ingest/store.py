@@ -181,7 +181,7 @@ def load_source(
     With ``replace`` the file's earlier rows are swapped for the new ones in the same transaction.
     """
     source_id = source_id_for(sha256)
-    with spooled(parsed) as pieces, writer(db_path) as con:  # a streaming parser has read the whole file here
+    with spooled(parsed, beside=db_path.parent) as pieces, writer(db_path) as con:  # a streaming parser has read the whole file here
         con.execute("BEGIN TRANSACTION")
         try:
             if find_source(con, sha256) is not None:

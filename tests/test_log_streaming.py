@@ -87,6 +87,13 @@ def test_a_file_failing_after_many_batches_leaves_the_store_as_it_was(tmp_path: 
     report = ingest_file(source, db)
     assert report.error is not None and "disk went away" in str(report.error)
     assert store_rows(db) == before
+    assert not list(tmp_path.glob(".specdash-spool-*"))  # the parked batches are gone too
+
+
+def test_parked_batches_are_removed_after_a_load(tmp_path: Path) -> None:
+    db = tmp_path / "store.duckdb"
+    assert ingest_file(FIXTURES / "sglang-eagle3-basic.log", db).error is None
+    assert not list(tmp_path.glob(".specdash-spool-*"))
 
 
 def test_stores_made_before_streaming_keep_their_formulas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

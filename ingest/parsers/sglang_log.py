@@ -20,9 +20,11 @@ What it deliberately ignores, counted in ``skipped`` by kind: every other line
 and "Decode batch" text that is not at the start of a message
 (``PROFILE: Decode batch 1/10 processed``).
 
-Speed: the file is read in blocks of a few MB cut at newlines; two blocks are
-scanned at once on worker threads (``log_lines.map_blocks``), and the results are
-merged in file order.
+Speed and memory: the file is read in blocks of a few MB cut at newlines; two blocks
+are scanned at once on worker threads (``log_lines.iter_mapped_blocks``). Lines whose
+shape the file has already shown are read by position (``sglang_templates``), the rest
+by the general reader. Blocks are finished in file order (segments, dates, accept
+columns) and handed over as batches (``stream``), so memory does not grow with the file.
 """
 from __future__ import annotations
 
