@@ -104,3 +104,28 @@ def test_a_learned_template_matches_its_line_and_lines_like_it() -> None:
     assert re.match(template.pattern, line)
     assert re.match(template.pattern, line.replace("DP3 TP3 EP3", "DP0 TP0 EP0").replace("9593840", "12").rstrip(", "))
     assert not re.match(template.pattern, line.replace("cap len: 4.00", "cap len: 4.00x"))
+
+
+def _respelled(text: str, seed: int) -> str:
+    """The same log with line ends and separators as other builds and capture tools write them."""
+    import random
+
+    rng = random.Random(seed)
+    spellings = (
+        lambda line: line.replace("\n", "\r\n"),
+        lambda line: line.rstrip("\n") + rng.choice([", ", ",", " ", "\t", ", , "]) + "\n",
+        lambda line: line.replace(": ", ":  ", 1),
+        lambda line: line.replace(", ", ",", 1),
+        lambda line: line.replace("0.", "-0.", 1),
+    )
+    return "".join(
+        rng.choice(spellings)(line) if rng.random() < 0.4 else line for line in text.splitlines(keepends=True)
+    )
+
+
+@pytest.mark.parametrize("source", sorted(FIXTURES.glob("sglang-*.log")), ids=lambda path: path.stem)
+def test_respelled_lines_read_the_same_through_templates(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    respelled = tmp_path / source.name
+    respelled.write_text(_respelled(source.read_text() * 3, seed=len(source.name)))
+    general, templated, _ = parse_both(respelled, monkeypatch, block_bytes=700)
+    assert_same(general, templated)
