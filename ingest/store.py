@@ -87,6 +87,10 @@ def writer(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     con = open_with_retry(db_path, read_only=False)
     try:
         con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
+        # Rows carry line_no / run_index; nothing reads them in storage order. Without the
+        # ordering constraint DuckDB inserts a big log's rows twice as fast (measured 2.1 → 1.0 s
+        # for 4.5 M rows).
+        con.execute("SET preserve_insertion_order = false")
         migrate(con)
         yield con
     finally:
