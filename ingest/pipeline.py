@@ -9,9 +9,12 @@ import dataclasses
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pyarrow as pa
 
 from ingest import store
 from ingest.errors import IngestError
@@ -84,20 +87,25 @@ def ingest_file(
     try:
         if not path.is_file():
             raise IngestError(path, "no such file", hint="check the path")
-        sha256 = store.file_sha256(path)
-        file_format = detect(path)
-        report.kind = file_format.kind
-        if not replace and store.is_ingested(db_path, sha256):
-            report.status = "already ingested"
-            report.source_id = store.source_id_for(sha256)
-            return report
-        if progress is not None:
-            options = dataclasses.replace(options, on_progress=progress(path))
-        report.size_bytes = path.stat().st_size
-        parsed = (file_format.stream or file_format.parse)(path, options)
-        result = store.load_source(
-            db_path, path, parsed, sha256=sha256, phase=phase, variant=variant, group=group, replace=replace
-        )
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256") as hashing:
+            sha256 = hashing.submit(store.file_sha256, path)  # hashed while the file is parsed
+            file_format = detect(path)
+            report.kind = file_format.kind
+            if progress is not None:
+                options = dataclasses.replace(options, on_progress=progress(path))
+            report.size_bytes = path.stat().st_size
+            if file_format.stream is None and not replace and store.is_ingested(db_path, sha256.result()):
+                raise _AlreadyIngested(sha256.result())
+            parsed = (file_format.stream or file_format.parse)(path, options)
+            if parsed.batches is not None and not replace:
+                parsed.batches = _unless_stored(parsed.batches, sha256, db_path)
+            result = store.load_source(
+                db_path, path, parsed, sha256=sha256.result, phase=phase, variant=variant, group=group, replace=replace
+            )
+    except _AlreadyIngested as known:
+        report.status = "already ingested"
+        report.source_id = store.source_id_for(known.sha256)
+        return report
     except IngestError as error:
         report.error = error
         return report
@@ -116,6 +124,27 @@ def ingest_file(
     report.skipped = parsed.skipped
     report.warnings = parsed.warnings
     return report
+
+
+class _AlreadyIngested(Exception):
+    def __init__(self, sha256: str) -> None:
+        super().__init__(sha256)
+        self.sha256 = sha256
+
+
+def _unless_stored(
+    batches: Iterator[tuple[str, pa.Table]], sha256: Future[str], db_path: Path
+) -> Iterator[tuple[str, pa.Table]]:
+    """The batches, stopped as soon as the file's hash (computed meanwhile) shows it is already stored."""
+    checked = False
+    for batch in batches:
+        if not checked and sha256.done():
+            checked = True
+            if store.is_ingested(db_path, sha256.result()):
+                raise _AlreadyIngested(sha256.result())
+        yield batch
+    if not checked and store.is_ingested(db_path, sha256.result()):
+        raise _AlreadyIngested(sha256.result())
 
 
 def ingest_paths(

@@ -14,7 +14,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -174,7 +174,7 @@ def load_source(
     path: Path,
     parsed: ParsedSource,
     *,
-    sha256: str,
+    sha256: str | Callable[[], str],
     phase: str | None = None,
     variant: str | None = None,
     group: str | None = None,
@@ -183,9 +183,12 @@ def load_source(
     """Write one parsed file in a single transaction; a no-op if its sha256 is already stored.
 
     With ``replace`` the file's earlier rows are swapped for the new ones in the same transaction.
+    ``sha256`` may be a callable, asked once a streaming parser has read the whole file (the
+    pipeline hashes the file while it is parsed).
     """
-    source_id = source_id_for(sha256)
     with spooled(parsed, beside=db_path.parent) as pieces, writer(db_path) as con:  # a streaming parser has read the whole file here
+        sha256 = sha256 if isinstance(sha256, str) else sha256()
+        source_id = source_id_for(sha256)
         con.execute("BEGIN TRANSACTION")
         try:
             if find_source(con, sha256) is not None:

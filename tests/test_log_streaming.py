@@ -118,3 +118,19 @@ def store_rows(db: Path) -> dict[str, int]:
             table: con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
             for table in ("sources", "decode_stats", "prefill_stats", "server_configs")
         }
+
+
+def test_a_streamed_file_already_stored_is_recognized_while_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "store.duckdb"
+    source = tmp_path / "long.log"
+    source.write_text((FIXTURES / "sglang-eagle3-basic.log").read_text() * 40)
+    monkeypatch.setattr(log_lines, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(sglang_log, "FLUSH_ROWS", 50)
+    first = ingest_file(source, db)
+    assert first.status == "loaded" and first.rows_loaded > 0
+    before = store_rows(db)
+    again = ingest_file(source, db)
+    assert (again.status, again.source_id, again.error) == ("already ingested", first.source_id, None)
+    assert store_rows(db) == before
+    replaced = ingest_file(source, db, replace=True)
+    assert replaced.status == "loaded" and store_rows(db) == before
