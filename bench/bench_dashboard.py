@@ -194,7 +194,9 @@ def status_kb(pid: int, key: str) -> int:
 
 def server_pids(port: int) -> list[int]:
     """The `specdash serve` process this benchmark started on ``port`` and all its descendants."""
-    roots = [pid for pid in children(os.getpid()) if f"--port\x00{port}" in cmdline(pid)]
+    # `specdash serve` execs Streamlit: the same pid then carries Streamlit's own `--server.port` flag.
+    flags = (f"--port\x00{port}\x00", f"--server.port\x00{port}\x00")
+    roots = [pid for pid in children(os.getpid()) if any(flag in cmdline(pid) + "\x00" for flag in flags)]
     return [p for root in roots for p in tree(root)]
 
 
@@ -497,7 +499,7 @@ def run(scale: float, repeats: int) -> Section:
         f"{small_t.default_query or '(unknown)'}; \"every phase selected\" opens `/?phase=…` with all of them; the control changes start from "
         f"`?variant={big.first}&variant={big.second}&baseline={big.first}`, add one more variant (a different one each repeat), then make it the baseline",
         f"Run page: `/run?session=<a {big.second} session>`; cold = store change id bumped before the load, warm = new browser session after a cold load",
-        "server RSS: VmHWM (peak) and VmRSS summed over `specdash serve` and its `streamlit` child, read from /proc after all the runs on that store (peak kept across restarts)",
+        "server RSS: VmHWM (peak) and VmRSS of the `specdash serve` process (it execs Streamlit) and any children, read from /proc after all the runs on that store (peak kept across restarts)",
         f"a step that does not finish within {TIMEOUT_MS / 1000:.0f} s is tried once more on a fresh server, then recorded as a timeout "
         f"and not repeated; the server is restarted after each timeout (restarts: demo {small_t.restarts}, scale {big_t.restarts}) so its abandoned queries do not slow the next step",
     ]

@@ -10,7 +10,8 @@ number (``hash``), so the same scale gives the same store. At scale 1:
   1,000 decode-stat lines (10 million in all) over the session's time window, plus
   one prefill line per run;
 * 5 phases × 20 variants (two of them without speculation), every session labelled
-  with one of each, as ``specdash ingest --phase --variant`` would.
+  with one of each, as ``specdash ingest --phase --variant`` would;
+* the run-window tables ingest keeps (migration 007), rebuilt once at the end.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from ingest import store  # noqa: E402
+from ingest import run_windows, store  # noqa: E402
 
 PHASES = ("phase-0", "phase-1", "phase-2", "phase-3", "phase-4")
 # variant → (speculative?, mean tok/s, tokens per step)
@@ -88,6 +89,7 @@ def build(db: Path, scale: float = 1.0) -> dict[str, int]:
         stale.unlink(missing_ok=True)
     variant_rows = [(index, name, spec, toks, tau, server_args_text(name, spec)) for index, (name, (spec, toks, tau)) in enumerate(VARIANTS.items())]
     with store.writer(db) as con:
+        con.execute("SET memory_limit = '4GB'")  # one 10-million-row transaction, unlike an ingest's batches
         con.execute("CREATE TEMP TABLE v (vi INTEGER, variant VARCHAR, spec BOOLEAN, toks DOUBLE, tau DOUBLE, args VARCHAR)")
         con.executemany("INSERT INTO v VALUES (?, ?, ?, ?, ?, ?)", variant_rows)
         con.execute("CREATE TEMP TABLE p AS SELECT unnest(?) AS phase, generate_subscripts(?, 1) - 1 AS pi", [list(PHASES), list(PHASES)])
@@ -147,7 +149,9 @@ def build(db: Path, scale: float = 1.0) -> dict[str, int]:
         )
         con.execute(
             """
-            INSERT INTO server_configs
+            INSERT INTO server_configs (source_id, segment, line_no, ts, phase, variant, model_path, tp_size, dp_size,
+                                        speculative_algorithm, speculative_draft_model_path, speculative_num_steps,
+                                        speculative_eagle_topk, speculative_num_draft_tokens, args)
             SELECT s.log_source, 0, 1, s.started_at - INTERVAL 90 SECOND, s.phase, s.variant, '/models/Kimi-K2.5', 8, 1,
                    CASE WHEN s.spec THEN 'EAGLE3' END, CASE WHEN s.spec THEN '/models/drafters/' || s.variant END,
                    CASE WHEN s.spec THEN 3 END, CASE WHEN s.spec THEN 1 END, CASE WHEN s.spec THEN 4 END, v.args
@@ -182,6 +186,7 @@ def build(db: Path, scale: float = 1.0) -> dict[str, int]:
             FROM s, range(1, {RUNS_PER_SESSION + 1}) t(k)
             """
         )
+        run_windows.rebuild(con)  # what each ingest's load_source keeps up to date, for the whole store at once
         store.touch_last_change(con)
         counts = {
             name: con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]

@@ -10,8 +10,9 @@ if str(ROOT) not in sys.path:  # `streamlit run dashboard/app.py` puts only dash
 
 import streamlit as st  # noqa: E402
 
-from dashboard import queries  # noqa: E402
+from dashboard import memory, queries  # noqa: E402
 
+memory.cap_arenas()
 st.set_page_config(page_title="specdash", page_icon=":material/speed:", layout="wide")
 
 pages = {
@@ -37,4 +38,7 @@ with st.sidebar:
         st.rerun()
     st.caption("Every view's selection is in the page URL: copy it to share this exact view.")
 
-navigation.run()
+try:
+    navigation.run()
+finally:  # also after st.stop() and page switches
+    memory.give_back()

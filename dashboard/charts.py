@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -16,15 +17,40 @@ FASTER, SLOWER, NEUTRAL = "#2E7D32", "#C62828", "#757575"
 VERDICT_COLORS = {"faster": FASTER, "slower": SLOWER, "within noise": NEUTRAL, "too few runs to tell": NEUTRAL}
 LOSE_FILL = "rgba(198, 40, 40, 0.08)"
 MEASURED_RUN_FILL, WARMUP_FILL, SELECTED_FILL = "#C8E6C9", "#BDBDBD", "#FFE082"
+# One SVG element per marker: beyond a few thousand the browser spends seconds drawing them; WebGL draws
+# the same points (same hover, same click) at once.
+WEBGL_ABOVE_POINTS = 1000
+DENSE_MARKER_SIZE = 6
 
 
 def variant_colors(variants: Sequence[str]) -> dict[str, str]:
     return {variant: PALETTE[i % len(PALETTE)] for i, variant in enumerate(variants)}
 
 
-def spread(index: int, count: int, width: float = 0.16) -> float:
-    """Deterministic horizontal offset so a variant's runs do not hide each other."""
-    return 0.0 if count <= 1 else (index / (count - 1) - 0.5) * width
+def spreads(count: int, width: float = 0.16) -> np.ndarray:
+    """Deterministic horizontal offsets so a variant's ``count`` runs do not hide each other."""
+    if count <= 1:
+        return np.zeros(count)
+    return (np.arange(count) / (count - 1) - 0.5) * width
+
+
+def run_points(
+    scatter: type, points: pd.DataFrame, variant: str, color: str, symbol: str | list[str], size: int = 12, outline: int = 1
+) -> go.Scatter:
+    """A variant's runs as markers carrying (session id, run index) for the click that opens one."""
+    return scatter(
+        x=points["x"],
+        y=points["tok_per_s"],
+        mode="markers",
+        name=f"{variant} runs",
+        marker=dict(color=color, size=size, opacity=0.85, symbol=symbol, line=dict(width=outline, color="white")),
+        customdata=points[["session_id", "run_index", "output_tokens", "max_tokens"]].to_numpy(),
+        hovertemplate=(
+            "run %{customdata[1]}: %{y:.1f} tok/s<br>%{customdata[2]} of %{customdata[3]} tokens"
+            "<br>session %{customdata[0]}<extra>click to open</extra>"
+        ),
+        showlegend=False,
+    )
 
 
 def _layout(fig: go.Figure, title: str, height: int) -> go.Figure:
@@ -51,27 +77,18 @@ def tok_per_s_points(
     measured = runs[~runs["is_warmup"]]
     order = comparison["variant"].tolist()
     colors = variant_colors(order)
+    many = len(measured) > WEBGL_ABOVE_POINTS
     for position, variant in enumerate(order):
         points = measured[measured["variant"] == variant].reset_index(drop=True)
+        points["x"] = (position - 0.12) + spreads(len(points))
         short = points["hit_max_tokens"].eq(False)
-        fig.add_trace(
-            go.Scatter(
-                x=[position - 0.12 + spread(i, len(points)) for i in range(len(points))],
-                y=points["tok_per_s"],
-                mode="markers",
-                name=f"{variant} runs",
-                marker=dict(
-                    color=colors[variant], size=12, opacity=0.85,
-                    symbol=["x" if s else "circle" for s in short], line=dict(width=1, color="white"),
-                ),
-                customdata=points[["session_id", "run_index", "output_tokens", "max_tokens"]].to_numpy(),
-                hovertemplate=(
-                    "run %{customdata[1]}: %{y:.1f} tok/s<br>%{customdata[2]} of %{customdata[3]} tokens"
-                    "<br>session %{customdata[0]}<extra>click to open</extra>"
-                ),
-                showlegend=False,
-            )
-        )
+        if many:  # WebGL, one trace per symbol (a per-point symbol array costs seconds in plotly and in the
+            # browser), smaller markers without outline: thousands of them overlap anyway, and drawing is per pixel
+            for crossed in (False, True):
+                fig.add_trace(run_points(go.Scattergl, points[short == crossed], variant, colors[variant],
+                                         "x" if crossed else "circle", size=DENSE_MARKER_SIZE, outline=0))
+        else:
+            fig.add_trace(run_points(go.Scatter, points, variant, colors[variant], ["x" if s else "circle" for s in short]))
     fig.add_trace(
         go.Scatter(
             x=[position + 0.18 for position in range(len(order))],

@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from ingest import run_windows
 from ingest.store import migration_files, open_with_retry
 
 READ_LOCK_WAIT_S = 10.0
@@ -49,8 +50,23 @@ def reader(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
         con.close()
 
 
-def frame(db_path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
+# What ``{links}`` and ``{windows}`` (the rows of ``$session``) read in ``frame(..., linked=True)``: the tables
+# ingest keeps while they are current, else the views they keep (same columns, same rows).
+KEPT_LINKS = "session_log_links"
+VIEW_LINKS = "session_logs"
+KEPT_WINDOWS = "(SELECT * FROM run_windows WHERE session_id = $session)"
+VIEW_WINDOWS = "run_log_stats_for([$session])"
+
+
+def frame(
+    db_path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = (), *, linked: bool = False
+) -> pd.DataFrame:
+    """``sql``'s rows; with ``linked``, ``sql`` reads ``{links}`` / ``{windows}`` (see KEPT_LINKS)."""
     with reader(db_path) as con:
+        if linked:
+            kept = run_windows.is_current(con)
+            chosen = sql.format(links=KEPT_LINKS if kept else VIEW_LINKS, windows=KEPT_WINDOWS if kept else VIEW_WINDOWS)
+            return con.execute(chosen, params).df()
         return con.execute(sql, params).df()
 
 
@@ -207,7 +223,7 @@ def accept_length(
     session_list: Sequence[str] = (),
     by: str = "variant",
 ) -> pd.DataFrame:
-    """Accept length from the server-log lines inside measured runs' windows (``run_log_stats_for``).
+    """Accept length from the server-log lines inside measured runs' windows (``run_log_stats``).
 
     Pooled over those lines and weighted by #running-req (the denominator is
     request-steps, DOMAIN.md §3); warm-ups and idle stretches of the log are out.
@@ -216,40 +232,91 @@ def accept_length(
     """
     if by not in ("variant", "session", "phase"):
         raise ValueError(f"unknown grouping {by!r}")
-    return frame(
-        db_path,
-        f"""
-        WITH windows AS (
-            SELECT w.session_id, w.log_source_id, w.segment, w.first_line_no, w.last_line_no,
-                   s.phase, {VARIANT} AS variant
-            FROM run_log_stats_for((SELECT list(s.session_id) FROM sessions s WHERE {IN_SCOPE})) w
-            JOIN sessions s USING (session_id)
-            WHERE NOT w.is_warmup AND w.first_line_no IS NOT NULL
-        ), lines AS (
-            SELECT DISTINCT
-                   CASE WHEN $by = 'session' THEN w.session_id END AS session_id,
-                   CASE WHEN $by = 'phase' THEN w.phase END AS phase,
-                   w.variant, d.source_id, d.segment, d.line_no,
-                   d.tokens_per_step, d.accepted_drafts_per_step, coalesce(d.running_req, 1) AS weight, d.cuda_graph
-            FROM windows w JOIN decode_stats d
-              ON d.source_id = w.log_source_id AND d.segment IS NOT DISTINCT FROM w.segment
-             AND d.line_no BETWEEN w.first_line_no AND w.last_line_no
-        )
-        SELECT session_id, phase, variant,
-               sum(tokens_per_step * weight) FILTER (WHERE tokens_per_step IS NOT NULL)
-                   / sum(weight) FILTER (WHERE tokens_per_step IS NOT NULL) AS tokens_per_step,
-               sum(accepted_drafts_per_step * weight) FILTER (WHERE accepted_drafts_per_step IS NOT NULL)
-                   / sum(weight) FILTER (WHERE accepted_drafts_per_step IS NOT NULL) AS accepted_drafts_per_step,
-               count(*) AS log_lines,
-               count(*) FILTER (WHERE tokens_per_step IS NOT NULL) AS accept_lines,
-               count(DISTINCT source_id) AS log_files,
-               list(DISTINCT cuda_graph ORDER BY cuda_graph) FILTER (WHERE cuda_graph IS NOT NULL) AS cuda_graph
-        FROM lines
-        GROUP BY ALL
-        ORDER BY variant, phase, session_id
-        """,
-        {**scope(phase_list, variant_list, session_list), "by": by},
+    params: dict[str, Any] = {**scope(phase_list, variant_list, session_list), "by": by}
+    with reader(db_path) as con:
+        if run_windows.is_current(con):
+            windows = "run_windows"
+        else:  # the view, for the sessions in scope only; no range sums, so every line is read
+            params["in_scope"] = [row[0] for row in con.execute(
+                f"SELECT s.session_id FROM sessions s WHERE {IN_SCOPE}", scope(phase_list, variant_list, session_list)
+            ).fetchall()]
+            windows = f"(SELECT *, {RANGES_UNKNOWN} FROM run_log_stats_for(CAST($in_scope AS VARCHAR[])))"
+        return con.execute(ACCEPT_LENGTH.format(windows=windows, variant=VARIANT, in_scope=IN_SCOPE), params).df()
+
+
+RANGES_UNKNOWN = (  # run_windows' range sums, for rows of the view
+    "NULL::BIGINT AS range_lines, NULL::BIGINT AS range_accept_lines, NULL::DOUBLE AS range_tokens_weighted, "
+    "NULL::HUGEINT AS range_tokens_weight, NULL::DOUBLE AS range_drafts_weighted, NULL::HUGEINT AS range_drafts_weight, "
+    "NULL::BOOLEAN AS range_cuda_graph_off, NULL::BOOLEAN AS range_cuda_graph_on"
+)
+# Every decode line numbered inside a measured window's line range counts once per group, however many
+# windows of the group cover it. Windows of a group and log segment whose ranges overlap form an island:
+# a window alone in its island brings its range sums (kept by ingest in run_windows); an island of
+# several (or a window without sums) is pooled from its lines.
+ACCEPT_LENGTH = """
+    WITH windows AS (
+        SELECT CASE WHEN $by = 'session' THEN w.session_id END AS session_id,
+               CASE WHEN $by = 'phase' THEN s.phase END AS phase,
+               {variant} AS variant,
+               w.log_source_id, w.segment, w.first_line_no, w.last_line_no,
+               w.range_lines, w.range_accept_lines, w.range_tokens_weighted, w.range_tokens_weight,
+               w.range_drafts_weighted, w.range_drafts_weight, w.range_cuda_graph_off, w.range_cuda_graph_on
+        FROM {windows} w JOIN sessions s USING (session_id)
+        WHERE NOT w.is_warmup AND w.first_line_no IS NOT NULL AND {in_scope}
+    ), reach AS (
+        SELECT *, max(last_line_no) OVER (PARTITION BY session_id, phase, variant, log_source_id, segment
+                                          ORDER BY first_line_no, last_line_no
+                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reached_before
+        FROM windows
+    ), islands AS (
+        SELECT *, count(*) FILTER (WHERE reached_before IS NULL OR first_line_no > reached_before)
+                      OVER (PARTITION BY session_id, phase, variant, log_source_id, segment
+                            ORDER BY first_line_no, last_line_no ROWS UNBOUNDED PRECEDING) AS island
+        FROM reach
+    ), spans AS (
+        SELECT session_id, phase, variant, log_source_id, segment, island, count(*) AS windows,
+               min(first_line_no) AS first_line_no, max(last_line_no) AS last_line_no,
+               any_value(range_lines) AS range_lines, any_value(range_accept_lines) AS range_accept_lines,
+               any_value(range_tokens_weighted) AS range_tokens_weighted,
+               any_value(range_tokens_weight) AS range_tokens_weight,
+               any_value(range_drafts_weighted) AS range_drafts_weighted,
+               any_value(range_drafts_weight) AS range_drafts_weight,
+               any_value(range_cuda_graph_off) AS range_cuda_graph_off,
+               any_value(range_cuda_graph_on) AS range_cuda_graph_on
+        FROM islands GROUP BY session_id, phase, variant, log_source_id, segment, island
+    ), pooled AS (
+        SELECT session_id, phase, variant, log_source_id, range_lines AS lines, range_accept_lines AS accept_lines,
+               range_tokens_weighted AS tokens_weighted, range_tokens_weight AS tokens_weight,
+               range_drafts_weighted AS drafts_weighted, range_drafts_weight AS drafts_weight,
+               range_cuda_graph_off AS graph_off, range_cuda_graph_on AS graph_on
+        FROM spans WHERE windows = 1 AND range_lines IS NOT NULL
+        UNION ALL
+        SELECT p.session_id, p.phase, p.variant, p.log_source_id,
+               count(*), count(*) FILTER (WHERE d.tokens_per_step IS NOT NULL),
+               sum(d.tokens_per_step * coalesce(d.running_req, 1)) FILTER (WHERE d.tokens_per_step IS NOT NULL),
+               sum(coalesce(d.running_req, 1)) FILTER (WHERE d.tokens_per_step IS NOT NULL),
+               sum(d.accepted_drafts_per_step * coalesce(d.running_req, 1)) FILTER (WHERE d.accepted_drafts_per_step IS NOT NULL),
+               sum(coalesce(d.running_req, 1)) FILTER (WHERE d.accepted_drafts_per_step IS NOT NULL),
+               bool_or(NOT d.cuda_graph), bool_or(d.cuda_graph)
+        FROM spans p JOIN decode_stats d
+          ON d.source_id = p.log_source_id AND d.segment IS NOT DISTINCT FROM p.segment
+         AND d.line_no BETWEEN p.first_line_no AND p.last_line_no
+        WHERE p.windows > 1 OR p.range_lines IS NULL
+        GROUP BY p.session_id, p.phase, p.variant, p.log_source_id, p.segment, p.island
     )
+    SELECT session_id, phase, variant,
+           sum(tokens_weighted) / sum(tokens_weight) AS tokens_per_step,
+           sum(drafts_weighted) / sum(drafts_weight) AS accepted_drafts_per_step,
+           CAST(sum(lines) AS BIGINT) AS log_lines,
+           CAST(sum(accept_lines) AS BIGINT) AS accept_lines,
+           count(DISTINCT log_source_id) AS log_files,
+           CASE WHEN bool_or(graph_off) AND bool_or(graph_on) THEN [false, true]
+                WHEN bool_or(graph_off) THEN [false]
+                WHEN bool_or(graph_on) THEN [true] END AS cuda_graph
+    FROM pooled
+    GROUP BY session_id, phase, variant
+    ORDER BY variant, phase, session_id
+"""
 
 
 def accept_by_variant(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
@@ -266,25 +333,30 @@ def configs_by_variant(
     ``distinct_configs`` counts different argument sets among them: more than one
     means the variant's own sessions are not like-for-like.
     """
+    # Config rows are ~10 KB of argument JSON each: only the winners' full rows are read, the rest is
+    # carried as (variant, row id, time) and distinct (variant, args) pairs.
     return frame(
         db_path,
         f"""
-        WITH linked AS (
-            SELECT DISTINCT c.* EXCLUDE (variant), {VARIANT} AS variant
-            FROM sessions s
-            JOIN session_logs l USING (session_id)
-            JOIN server_configs c ON c.source_id = l.log_source_id AND c.segment = l.segment
+        WITH keys AS (
+            SELECT DISTINCT l.log_source_id, l.segment, {VARIANT} AS variant
+            FROM sessions s JOIN {{links}} l USING (session_id)
             WHERE {IN_SCOPE}
+        ), linked AS (
+            SELECT k.variant, c.rowid AS config_row, c.ts, c.args
+            FROM keys k JOIN server_configs c ON c.source_id = k.log_source_id AND c.segment = k.segment
+        ), latest AS (
+            SELECT variant, config_row FROM linked
+            QUALIFY row_number() OVER (PARTITION BY variant ORDER BY ts DESC NULLS LAST) = 1
+        ), spread AS (
+            SELECT variant, count(args) AS distinct_configs FROM (SELECT DISTINCT variant, args FROM linked) GROUP BY variant
         )
-        SELECT * EXCLUDE (rn) FROM (
-            SELECT linked.*,
-                   count(DISTINCT args) OVER (PARTITION BY variant) AS distinct_configs,
-                   row_number() OVER (PARTITION BY variant ORDER BY ts DESC NULLS LAST) AS rn
-            FROM linked
-        ) WHERE rn = 1
-        ORDER BY variant
+        SELECT c.* EXCLUDE (variant), latest.variant, spread.distinct_configs
+        FROM latest JOIN server_configs c ON c.rowid = latest.config_row JOIN spread ON spread.variant = latest.variant
+        ORDER BY latest.variant
         """,
         scope(phase_list, variant_list, session_list),
+        linked=True,
     )
 
 
@@ -375,7 +447,7 @@ def session_runs(db_path: str | Path, session_id: str) -> pd.DataFrame:
                    arg_max(accepted_drafts_per_step, decode_lines) AS accepted_drafts_per_step,
                    arg_max(gen_throughput_mean, decode_lines) AS log_gen_throughput,
                    max(decode_lines) AS decode_lines
-            FROM run_log_stats_for([$session]) GROUP BY ALL
+            FROM {windows} GROUP BY ALL
         )
         SELECT r.run_index, r.is_warmup, r.prompt_tokens, r.output_tokens, r.max_tokens, r.duration_s,
                coalesce(r.tok_per_s, r.output_tokens / r.duration_s) AS tok_per_s, r.hit_max_tokens,
@@ -386,6 +458,7 @@ def session_runs(db_path: str | Path, session_id: str) -> pd.DataFrame:
         ORDER BY r.is_warmup DESC, r.started_at NULLS LAST, r.run_index
         """,
         {"session": session_id},
+        linked=True,
     )
 
 
@@ -396,11 +469,12 @@ def session_logs(db_path: str | Path, session_id: str) -> pd.DataFrame:
         """
         SELECT l.log_source_id AS source_id, l.segment, l.link_method, src.path, src.sha256, src.size_bytes,
                src.ingested_at, src.kind, src.lines_skipped
-        FROM session_logs l JOIN sources src ON src.source_id = l.log_source_id
+        FROM {links} l JOIN sources src ON src.source_id = l.log_source_id
         WHERE l.session_id = ?
         ORDER BY src.path, l.segment
         """,
         [session_id],
+        linked=True,
     )
 
 
@@ -412,11 +486,12 @@ def log_windows(db_path: str | Path, session_id: str) -> pd.DataFrame:
         SELECT w.run_index, w.is_warmup, w.log_source_id AS source_id, w.segment, w.join_method,
                w.first_line_no, w.last_line_no, w.decode_lines, w.window_start, w.window_end,
                src.path, src.size_bytes
-        FROM run_log_stats_for([$session]) w JOIN sources src ON src.source_id = w.log_source_id
+        FROM {windows} w JOIN sources src ON src.source_id = w.log_source_id
         WHERE w.first_line_no IS NOT NULL
         ORDER BY src.path, w.segment, w.first_line_no
         """,
         {"session": session_id},
+        linked=True,
     )
 
 
@@ -479,11 +554,12 @@ def session_config(db_path: str | Path, session_id: str) -> pd.DataFrame:
     return frame(
         db_path,
         """
-        SELECT c.* FROM session_logs l
+        SELECT c.* FROM {links} l
         JOIN server_configs c ON c.source_id = l.log_source_id AND c.segment = l.segment
         WHERE l.session_id = ? ORDER BY c.ts DESC NULLS LAST LIMIT 1
         """,
         [session_id],
+        linked=True,
     )
 
 
@@ -494,12 +570,13 @@ def variant_config(db_path: str | Path, variant: str, phase: str | None) -> pd.D
         f"""
         SELECT c.*, (s.phase IS NOT DISTINCT FROM $phase) AS same_phase
         FROM sessions s
-        JOIN session_logs l USING (session_id)
+        JOIN {{links}} l USING (session_id)
         JOIN server_configs c ON c.source_id = l.log_source_id AND c.segment = l.segment
         WHERE {VARIANT} = $variant
         ORDER BY same_phase DESC, c.ts DESC NULLS LAST LIMIT 1
         """,
         {"variant": variant, "phase": phase},
+        linked=True,
     )
 
 

@@ -6,6 +6,8 @@ app. Nothing here holds a connection: ``dashboard.data`` opens and closes one pe
 """
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,21 @@ def store_state() -> dict[str, Any]:
     """Read once per rerun (by the page's store guard): it carries the change id the caches key on."""
     state = data.store_state(db_path())
     st.session_state[Keys.change_id] = (db_path(), state["last_change"])
+    forget_older_changes((db_path(), state["last_change"]))
     return state
+
+
+_latest_change: list[tuple[str, str | None]] = []  # the newest (db, change id) any session has seen
+
+
+def forget_older_changes(seen: tuple[str, str | None]) -> None:
+    """Drop cached results of earlier change ids: no rerun asks for them again, and at 50,000 runs they are large."""
+    if _latest_change == [seen]:
+        return
+    if _latest_change:
+        for cached in (_cached, _evidence, _checks):
+            cached.clear()
+    _latest_change[:] = [seen]
 
 
 def change_id() -> str | None:
@@ -50,6 +66,11 @@ def call(name: str, *args: Any, **kwargs: Any) -> Any:
     frozen_args = tuple(_frozen(a) for a in args)
     frozen_kwargs = tuple(sorted((k, _frozen(v)) for k, v in kwargs.items()))
     return _cached(name, db_path(), change_id(), frozen_args, frozen_kwargs)
+
+
+def loader(name: str, *args: Any, **kwargs: Any) -> Callable[[], Any]:
+    """``data.<name>(db, ...)`` to call later, from any thread (a download): uncached, holding only its arguments."""
+    return functools.partial(getattr(data, name), db_path(), *args, **kwargs)
 
 
 def phases() -> list[str]:

@@ -7,7 +7,7 @@ tables go through pandas' escaping ``to_html``.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -82,6 +82,21 @@ def compare_report(
     body.append(table_html(findings) if not findings.empty else "<p>Like-for-like: no difference beyond the drafter.</p>")
     body += [definitions_html(), footer(link)]
     return document(f"specdash compare: {selection}", body)
+
+
+def compare_report_of(
+    selection: str, table: pd.DataFrame, findings: pd.DataFrame, load_runs: Callable[[], pd.DataFrame],
+    comparison: pd.DataFrame, metric: str, baseline: str | None, link: str | None = None, demo: bool = False,
+) -> str:
+    """``compare_report`` with its figures built now, from runs read again (a download's deferred callable).
+
+    A page's callable outlives the page by minutes (disconnected sessions are kept): holding a loader
+    instead of 50,000 runs keeps those sessions small.
+    """
+    figures = [charts.tok_per_s_points(load_runs(), comparison, metric, baseline, clickable=False)]
+    if baseline is not None and len(comparison) > 1:
+        figures.append(charts.delta_forest(comparison))
+    return compare_report(selection, table, findings, figures, link, demo)
 
 
 def decision_report(

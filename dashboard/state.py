@@ -112,6 +112,7 @@ class Keys:
     compare_table = "w_compare_table"
     compare_why = "w_compare_why"
     compare_runs = "w_compare_runs"
+    compare_all_runs = "w_compare_all_runs"
     breakeven_plane = "w_breakeven_plane"
     run_table = "w_run_table"
     decision_table = "w_decision_table"

@@ -94,15 +94,27 @@ def selection_bar(with_metric: bool = True) -> Selection:
     return Selection(phases, variants, st.session_state[BASELINE.key], metric)
 
 
-def export_buttons(frame: pd.DataFrame, name: str) -> None:
-    """CSV and Parquet downloads of a table, generated only when clicked (widget keys derive from ``name``)."""
+def export_buttons(frame: pd.DataFrame | Callable[[], pd.DataFrame], name: str) -> None:
+    """CSV and Parquet downloads of a table, generated only when clicked (widget keys derive from ``name``).
+
+    ``frame`` may be a loader (``queries.loader``) for a large table: the buttons' callables live as
+    long as the browser session, and a loader keeps them small.
+    """
     stem = exports.file_stem(name)
+    table = frame if callable(frame) else lambda: frame
     left, right, _ = st.columns([1, 1, 6])
-    left.download_button("CSV", data=lambda: exports.to_csv(frame), file_name=f"{stem}.csv", mime="text/csv",
+    left.download_button("CSV", data=lambda: exports.to_csv(table()), file_name=f"{stem}.csv", mime="text/csv",
                          key=f"export_{stem}_csv", on_click="ignore", icon=":material/download:", help=f"{name} as CSV")
-    right.download_button("Parquet", data=lambda: exports.to_parquet(frame), file_name=f"{stem}.parquet",
+    right.download_button("Parquet", data=lambda: exports.to_parquet(table()), file_name=f"{stem}.parquet",
                           mime="application/vnd.apache.parquet", key=f"export_{stem}_parquet", on_click="ignore",
                           icon=":material/download:", help=f"{name} as Parquet (types kept)")
+
+
+def pick_row_value(table_key: str, target_key: str, values: list[str | None]) -> None:
+    """A table's on_select: the clicked row's value into ``target_key`` (rows whose value is None do nothing)."""
+    rows = st.session_state[table_key].selection.rows
+    if rows and values[rows[0]] is not None:
+        st.session_state[target_key] = values[rows[0]]
 
 
 def download(label: str, make: Callable[[], str | bytes], file_name: str, mime: str, help: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from ingest import run_windows
 from ingest.errors import IngestError, StoreBusy
 from ingest.model import ParsedSource
 from ingest.spool import spooled
@@ -199,6 +200,7 @@ def load_source(
             for name, rows in pieces:
                 insert_table(con, name, rows, source_id, phase, variant)
             insert_source_row(con, source_id, path, sha256, parsed, phase, variant, group)
+            run_windows.refresh(con, source_id)  # the tables kept for the dashboard (migration 007)
             touch_last_change(con)
             con.execute("COMMIT")
         except Exception:

@@ -1,6 +1,8 @@
 """Compare: tok/s per variant with spread and confidence, Δ vs a baseline, accept length, comparability."""
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
@@ -125,31 +127,37 @@ with st.expander(
     st.caption(definitions.LIKE_FOR_LIKE + " Per-run config diffs with a diff-only toggle are on the Run page.")
 
 # --- runs: click one to open it -----------------------------------------------------------------
+RUNS_TABLE_SHOWN_UP_TO = 5000  # beyond, the table waits for a click: the browser takes a second per 50,000 rows
 with st.expander(f"Measured runs ({int((~runs['is_warmup']).sum())}) — click one to open it"):
     measured = runs[~runs["is_warmup"]].reset_index(drop=True)
-    runs_event = st.dataframe(
-        measured.drop(columns=["is_warmup"]), hide_index=True, width="stretch", key=Keys.compare_runs,
-        on_select="rerun", selection_mode="single-row",
-    )
-    run_rows = (runs_event or {}).get("selection", {}).get("rows", [])
-    if run_rows:
-        picked_run = measured.iloc[run_rows[0]]
-        open_run(picked_run["session_id"], int(picked_run["run_index"]))
-    ui.export_buttons(runs, "runs")
+    if len(measured) <= RUNS_TABLE_SHOWN_UP_TO or st.toggle(
+        f"Show all {len(measured):,} runs", key=Keys.compare_all_runs,
+        help="A long table; the chart's points open their runs too, and the downloads below hold every run.",
+    ):
+        runs_event = st.dataframe(
+            measured.drop(columns=["is_warmup"]), hide_index=True, width="stretch", key=Keys.compare_runs,
+            on_select="rerun", selection_mode="single-row",
+        )
+        run_rows = (runs_event or {}).get("selection", {}).get("rows", [])
+        if run_rows:
+            picked_run = measured.iloc[run_rows[0]]
+            open_run(picked_run["session_id"], int(picked_run["run_index"]))
+    ui.export_buttons(queries.loader("runs", selection.phases, selection.variants), "runs")
 
 # --- share --------------------------------------------------------------------------------------
 st.subheader("Share")
 link = ui.app_url("compare", carried_params())
-figures = [charts.tok_per_s_points(runs, comparison, metric_label, baseline if has_baseline else None, clickable=False)]
-if has_baseline and len(comparison) > 1:
-    figures.append(charts.delta_forest(comparison))
 selection_text = f"{', '.join(selection.variants)} · {', '.join(selection.phases) or 'all phases'} · baseline {baseline or 'none'}"
-report_table, report_findings = shown.copy(), frames.findings_table(findings)
 left, right = st.columns([1, 3])
 with left:
-    ui.download("HTML report", lambda: report.compare_report(selection_text, report_table, report_findings, figures, link,
-                                                             store.get("demo", False)),
-                f"specdash-compare-{pd.Timestamp.now():%Y%m%d-%H%M}.html", "text/html",
+    # Built when downloaded, from its arguments only: a callable defined in this page would keep all of
+    # the page's frames alive as long as the browser session.
+    make_report = functools.partial(
+        report.compare_report_of, selection_text, shown.copy(), frames.findings_table(findings),
+        queries.loader("runs", selection.phases, selection.variants), comparison, metric_label,
+        baseline if has_baseline else None, link, store.get("demo", False),
+    )
+    ui.download("HTML report", make_report, f"specdash-compare-{pd.Timestamp.now():%Y%m%d-%H%M}.html", "text/html",
                 "This view as one self-contained HTML file (charts included, opens offline)")
 with right:
     st.page_link("views/decisions.py", label="Record a decision from this view", icon=":material/gavel:",

@@ -1,6 +1,7 @@
 """Run: one benchmark session — its runs, its server-log window and raw lines, its config and where the data came from."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pandas as pd
@@ -35,9 +36,12 @@ measured = runs[~runs["is_warmup"]]
 
 run_options = [WHOLE_SESSION, *[str(i) for i in measured["run_index"]]]
 short_runs = {str(r.run_index) for r in measured.itertuples() if r.hit_max_tokens is False}
+run_labels = {o: "whole session" if o == WHOLE_SESSION else f"run {o}" + (" (stopped early)" if o in short_runs else "")
+              for o in run_options}
 RUN.seed_value(run_options, WHOLE_SESSION)
-top[1].selectbox("Run", run_options, key=RUN.key,
-                 format_func=lambda o: "whole session" if o == WHOLE_SESSION else f"run {o}" + (" (stopped early)" if o in short_runs else ""))
+# Widget callbacks live as long as the browser session: none of them is defined in this page, whose
+# globals (10,000 sessions at scale) they would keep alive with them.
+top[1].selectbox("Run", run_options, key=RUN.key, format_func=run_labels.get)
 selected_run = None if st.session_state[RUN.key] == WHOLE_SESSION else int(st.session_state[RUN.key])
 
 variant_options = sorted(set(sessions["variant"]))
@@ -68,12 +72,9 @@ def highlight(row: pd.Series) -> list[str]:
     return [""] * len(row)
 
 
-def pick_run_from_table() -> None:
-    rows = st.session_state[Keys.run_table].selection.rows
-    if rows and not runs.iloc[rows[0]]["is_warmup"]:
-        st.session_state[RUN.key] = str(runs.iloc[rows[0]]["run_index"])
-
-
+pick_run_from_table = functools.partial(  # a row click selects its run (warm-ups cannot be selected)
+    ui.pick_row_value, Keys.run_table, RUN.key, [None if w else str(i) for i, w in zip(runs["run_index"], runs["is_warmup"])]
+)
 st.dataframe(
     frames.session_runs_table(runs).style.apply(highlight, axis=1).format(precision=2, na_rep="—"),
     hide_index=True, width="stretch", key=Keys.run_table, on_select=pick_run_from_table, selection_mode="single-row",
