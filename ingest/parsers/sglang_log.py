@@ -401,7 +401,8 @@ class _FileState:
     def config_table(self) -> pa.Table:
         for row in self.config_rows:
             formulas = self.formulas.get(row["segment"])
-            row["accept_rate_formulas"] = json.dumps(formulas.result()) if formulas and formulas.result() else None
+            names = formulas.result() if formulas else []
+            row["accept_rate_formulas"] = json.dumps(names) if names else None
         return table_from_rows("server_configs", self.config_rows)
 
     def finish_warnings(self) -> list[str]:
