@@ -25,9 +25,10 @@ def rows(table: pa.Table) -> list[dict]:
 def parse_both(source: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int) -> tuple[object, object, list[TemplateBook]]:
     """(general reader only, with templates, the template books used); a parse error is returned as its text."""
     monkeypatch.setattr(log_lines, "BLOCK_BYTES", block_bytes)
+    shipped_limit = sglang_templates.MAX_TEMPLATES
     monkeypatch.setattr(sglang_templates, "MAX_TEMPLATES", 0)
     general = outcome(source)
-    monkeypatch.setattr(sglang_templates, "MAX_TEMPLATES", 24)
+    monkeypatch.setattr(sglang_templates, "MAX_TEMPLATES", shipped_limit)
     books: list[TemplateBook] = []
     real_book = sglang_log.TemplateBook
 
