@@ -192,19 +192,23 @@ def read_templated(block: Block, book: TemplateBook) -> tuple[list[StatsRows], n
     if not templates:
         return rows, taken
     comma_spaces = _comma_space_positions(block.array)
-    candidates = np.flatnonzero(pc.match_substring(block.lines, " batch").to_numpy(zero_copy_only=False))
+    # The usual shape goes first over the block's lines as they are: an anchored pattern gives up on
+    # another line within its first bytes, which costs less than finding and copying the stats lines.
+    remaining = np.arange(block.size)
+    lines: pa.StringArray = block.lines
     hits: dict[str, int] = {}
     for template in templates:
-        if len(candidates) == 0:
+        if len(remaining) == 0:
             break
-        hit = pc.match_substring_regex(block.lines.take(pa.array(candidates)), template.pattern).to_numpy(zero_copy_only=False)
+        hit = pc.match_substring_regex(lines, template.pattern).to_numpy(zero_copy_only=False)
         hits[template.pattern] = int(hit.sum())
         if not hits[template.pattern]:
             continue
-        matched = candidates[hit]
+        matched = remaining[hit]
         rows.append(_read_matched(block, template, matched, comma_spaces))
         taken[matched] = True
-        candidates = candidates[~hit]
+        remaining = remaining[~hit]
+        lines = block.lines.take(pa.array(remaining))
     book.record(hits)
     return rows, taken
 
