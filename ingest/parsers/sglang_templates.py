@@ -45,6 +45,7 @@ from ingest.tables import SCHEMAS
 
 MAX_TEMPLATES = 24  # per file; a log with more shapes than this is read by the general reader
 LEARN_PER_BLOCK = 4  # lines of a block the general reader took that are tried as new templates
+FIND_WINDOW = 48  # bytes after the timestamp within which a prefix's rank tags usually end
 
 # What a value must look like for its kind to be read by position; the general reader takes the rest.
 VALUE_PATTERNS = {
@@ -266,11 +267,11 @@ def _prefix_scan(block: Block, template: Template, line_start: np.ndarray, line_
     line_end = block.ends[line_index]
     if template.prefix == "bracket":
         tags_start = datetime_end
-        stem_start = datetime_end + pc.find_substring(substrings(block.buffer, datetime_end, line_end), "] ").to_numpy() + 2
+        stem_start = _find(block, datetime_end, line_end, "] ") + 2
         tags_end = stem_start - 2
     else:
-        tags_start = datetime_end + pc.find_substring(substrings(block.buffer, datetime_end, line_end), "[").to_numpy() + 1
-        stem_start = tags_start + pc.find_substring(substrings(block.buffer, tags_start, line_end), "] ").to_numpy() + 2
+        tags_start = _find(block, datetime_end, line_end, "[") + 1
+        stem_start = _find(block, tags_start, line_end, "] ") + 2
         tags_end = stem_start - 2 - template.site_length
     encoded = pc.dictionary_encode(substrings(block.buffer, tags_start, tags_end))
     scan = _PrefixScan(
@@ -280,6 +281,23 @@ def _prefix_scan(block: Block, template: Template, line_start: np.ndarray, line_
         tag_codes=encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
     )
     return scan, stem_start
+
+
+def _find(block: Block, start: np.ndarray, end: np.ndarray, text: str) -> np.ndarray:
+    """Where ``text`` first occurs in each ``block.data[start:end]`` (the template guarantees it does).
+
+    Looked for in the first ``FIND_WINDOW`` bytes, then in the whole rest of the lines that
+    were not found there: the prefix parts sought sit near the start, and copying each line's
+    rest to search it cost more than the search."""
+    at = np.full(len(start), -1, dtype=np.int64)
+    todo = np.arange(len(start))
+    for limit in (np.minimum(end, start + FIND_WINDOW), end):
+        found = pc.find_substring(substrings(block.buffer, start[todo], limit[todo]), text).to_numpy()
+        at[todo] = start[todo] + found
+        todo = todo[found < 0]
+        if len(todo) == 0:
+            break
+    return at
 
 
 def _value_bounds(
