@@ -12,14 +12,18 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dashboard import sampling
+
 PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]
 FASTER, SLOWER, NEUTRAL = "#2E7D32", "#C62828", "#757575"
 VERDICT_COLORS = {"faster": FASTER, "slower": SLOWER, "within noise": NEUTRAL, "too few runs to tell": NEUTRAL}
 LOSE_FILL = "rgba(198, 40, 40, 0.08)"
 MEASURED_RUN_FILL, WARMUP_FILL, SELECTED_FILL = "#C8E6C9", "#BDBDBD", "#FFE082"
 # One SVG element per marker: beyond a few thousand the browser spends seconds drawing them; WebGL draws
-# the same points (same hover, same click) at once.
-WEBGL_ABOVE_POINTS = 1000
+# the same points (same hover, same click) at once, but a WebGL context costs a few hundred ms to set up
+# in a browser without a GPU, more than SVG needs for the run-point budget (``sampling.RUN_POINTS_BUDGET``).
+# So WebGL only when the floor per variant pushes the drawn points well past that budget.
+WEBGL_ABOVE_POINTS = 4000
 DENSE_MARKER_SIZE = 6
 
 
@@ -71,10 +75,12 @@ def tok_per_s_points(
 
     Runs that stopped short of max_tokens are drawn as crosses; points carry
     (session id, run index) so a click can open the run page. The baseline's
-    headline is a dashed line across.
+    headline is a dashed line across. Beyond ``sampling.RUN_POINTS_BUDGET`` runs a
+    per-variant sample is drawn (``sampling.drawn_runs``; the page says so with
+    ``sampling.run_points_note``); the means and CIs come from ``comparison``, all runs.
     """
     fig = go.Figure()
-    measured = runs[~runs["is_warmup"]]
+    measured = sampling.drawn_runs(runs[~runs["is_warmup"]], sampling.RUN_POINTS_BUDGET, sampling.RUN_POINTS_FLOOR)
     order = comparison["variant"].tolist()
     colors = variant_colors(order)
     many = len(measured) > WEBGL_ABOVE_POINTS

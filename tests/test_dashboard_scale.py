@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts, data, memory, queries
+from dashboard import charts, data, memory, queries, sampling
 
 
 def many_runs(per_variant: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -37,7 +37,10 @@ def points_of(fig, variant: str) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("x").reset_index(drop=True)
 
 
-def test_dense_runs_are_drawn_with_webgl_and_show_the_same_points() -> None:
+def test_dense_runs_are_drawn_with_webgl_and_show_the_same_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Past the sampling budget only a sample is drawn (tests/test_run_point_sampling.py); WebGL is for when more
+    # points than WEBGL_ABOVE_POINTS are drawn all the same (many variants, each at its floor): a budget that big here.
+    monkeypatch.setattr(sampling, "RUN_POINTS_BUDGET", 10 * charts.WEBGL_ABOVE_POINTS)
     runs, comparison = many_runs(charts.WEBGL_ABOVE_POINTS)  # two variants: twice the threshold
     dense = charts.tok_per_s_points(runs, comparison, "Σ tokens ÷ Σ time", baseline="base")
     assert {type(t).__name__ for t in dense.data if t.name.endswith(" runs")} == {"Scattergl"}

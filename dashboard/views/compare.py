@@ -6,7 +6,7 @@ import functools
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, definitions, frames, queries, report, ui
+from dashboard import analysis, charts, definitions, frames, queries, report, sampling, ui
 from dashboard.state import RUN, SESSION, Keys, carried_params
 
 st.title("Compare variants")
@@ -74,6 +74,9 @@ points_event = left.plotly_chart(
     charts.tok_per_s_points(runs, comparison, metric_label, baseline if has_baseline else None),
     key=Keys.compare_points, on_select="rerun", selection_mode="points", width="stretch",
 )
+thinned = sampling.run_points_note(runs)
+if thinned:
+    left.caption(thinned)
 if right is not None:
     right.plotly_chart(charts.delta_forest(comparison), width="stretch")
 picked = [p.get("customdata") for p in (points_event or {}).get("selection", {}).get("points", [])]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, evidence, frames, queries, report, summary, ui
+from dashboard import analysis, charts, evidence, frames, queries, report, sampling, summary, ui
 from dashboard.state import BASELINE, DECISION, METRIC, PHASES, SESSION, VARIANTS, Keys
 from ingest.decisions import VERDICTS, InvalidDecision, record_decision
 
@@ -71,6 +71,9 @@ else:
     left, right = st.columns([3, 2])
     left.plotly_chart(charts.tok_per_s_points(runs, comparison, analysis.METRIC_LABELS.get(frozen.get("metric"), ""),
                                               frozen.get("baseline"), clickable=False), width="stretch")
+    thinned = sampling.run_points_note(runs)
+    if thinned:
+        left.caption(thinned)
     if comparison["delta_pct"].notna().any() if "delta_pct" in comparison else False:
         right.plotly_chart(charts.delta_forest(comparison), width="stretch")
     for line in summary.break_even_lines(frozen):
