@@ -28,6 +28,14 @@ def test_migrations_are_recorded_and_applied_once(isolated_store: Path) -> None:
         assert store.migrate(con) == []
 
 
+def test_decode_rows_carry_no_index_for_a_load_to_build(isolated_store: Path) -> None:
+    # An ART index on decode_stats cost each big log's commit a single-threaded pass (~1 s per 4 M rows)
+    # and no dashboard read used it (migration 009); zone maps serve the per-source reads.
+    with store.writer(isolated_store) as con:
+        indexed = con.execute("SELECT index_name FROM duckdb_indexes() WHERE table_name = 'decode_stats'").fetchall()
+    assert indexed == []
+
+
 def test_reingesting_the_same_bytes_is_a_noop(isolated_store: Path, tmp_path: Path) -> None:
     first = ingest_paths([DEMO_K2], isolated_store, phase="phase-0", variant="k2-drafter")
     assert [r.status for r in first] == ["loaded"] * 4  # bench.json, 2 traces, server.log
