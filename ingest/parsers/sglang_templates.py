@@ -45,7 +45,7 @@ from ingest.tables import SCHEMAS
 
 MAX_TEMPLATES = 24  # per file; a log with more shapes than this is read by the general reader
 LEARN_PER_BLOCK = 4  # lines of a block the general reader took that are tried as new templates
-FIND_WINDOW = 48  # bytes after the timestamp within which a prefix's rank tags usually end
+FIND_WINDOW = 48  # bytes within which the parts of a prefix after its timestamp (tags, "[", "] ") usually end
 
 # What a value must look like for its kind to be read by position; the general reader takes the rest.
 VALUE_PATTERNS = {
