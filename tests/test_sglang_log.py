@@ -329,6 +329,19 @@ def test_small_blocks_give_the_same_tables_as_one_block(tmp_path: Path, monkeypa
     assert whole.lines_read == 602 and whole.tables["decode_stats"].num_rows == 300
 
 
+@pytest.mark.parametrize("block_bytes", [7, 64, 1499])
+@pytest.mark.parametrize("zipped", [False, True], ids=["plain", "gzip"])
+def test_blocks_end_at_newlines_and_join_back_to_the_file(tmp_path: Path, block_bytes: int, zipped: bool) -> None:
+    # lines longer than a read (7 bytes), a last line without a newline, an empty line
+    text = ("short\n" + "x" * 40 + "\n\n" + "a line of medium length\n") * 20 + "no newline at the end"
+    source = tmp_path / ("log.gz" if zipped else "log")
+    source.write_bytes(gzip.compress(text.encode()) if zipped else text.encode())
+    blocks = list(log_lines.iter_blocks(source, block_bytes=block_bytes))
+    assert b"".join(blocks) == text.encode()
+    assert all(block.endswith(b"\n") for block in blocks[:-1]) and blocks[-1].endswith(b"the end")
+    assert sum(log_lines._line_count(block) for block in blocks) == text.count("\n") + 1
+
+
 def _small_blocks(iter_blocks, size):  # type: ignore[no-untyped-def]
     return lambda path, on_progress=None, block_bytes=size: iter_blocks(path, on_progress, size)
 
