@@ -2,6 +2,7 @@
 
 - generators for input files, so the tests need no corpus and no large fixtures;
 - ``store_inconsistencies``: the invariant every crash must preserve;
+- ``table_problems``: what a parser's output must be, whatever its input (bad-input and fuzz tests);
 - ``subprocess`` helpers that run ``specdash`` as a user would, and hold the store's lock;
 - ``sql_assembly_findings``: the static check that no SQL text is assembled from anything but
   constants and identifiers taken from declared allowlists;
@@ -25,8 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
+import pyarrow as pa
 
 from ingest import store
+from ingest.model import ParsedSource
+from ingest.tables import SCHEMAS
 from tests.browser import free_port, served
 from tests.conftest import ROOT
 
@@ -34,6 +38,19 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 DEMO_LOG = ROOT / "data" / "demo" / "phase-0" / "k2-drafter" / "server.log"
+
+def table_problems(parsed: ParsedSource) -> list[str]:
+    """A parser's output must be tables of the declared schemas, and skip counts that are not negative."""
+    problems = []
+    for name, table in parsed.tables.items():
+        if name not in SCHEMAS:
+            problems.append(f"unknown table {name!r}")
+        elif not isinstance(table, pa.Table) or not table.schema.equals(SCHEMAS[name]):
+            problems.append(f"{name}: schema differs from ingest.tables.SCHEMAS[{name!r}]")
+    if any(count < 0 for count in parsed.skipped.values()):
+        problems.append(f"negative skip counts {dict(parsed.skipped)}")
+    return problems
+
 
 # --- generated inputs -------------------------------------------------------------------------
 

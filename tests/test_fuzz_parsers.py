@@ -20,7 +20,6 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,8 +28,8 @@ from ingest.errors import IngestError
 from ingest.formats import Format, ParseOptions, detect, registered_formats
 from ingest.model import ParsedSource
 from ingest.reader import read_all
-from ingest.tables import SCHEMAS
 from tests.conftest import FIXTURES
+from tests.reliability_helpers import table_problems
 
 EXAMPLES = int(os.environ.get("SPECDASH_FUZZ_EXAMPLES", "25"))
 FUZZ = settings(
@@ -158,14 +157,7 @@ def outcome_problems(parse: Callable[[Path, ParseOptions], ParsedSource], path: 
         return [] if error.path == str(path) and error.message else [f"an error that does not name the file: {error!r}"]
     except Exception as error:  # noqa: BLE001 - what this test hunts
         return [f"{type(error).__name__}: {str(error)[:300]} (at {where_raised(error)})"]
-    problems = []
-    for name, table in parsed.tables.items():
-        if name not in SCHEMAS:
-            problems.append(f"unknown table {name!r}")
-        elif not isinstance(table, pa.Table) or not table.schema.equals(SCHEMAS[name]):
-            problems.append(f"{name}: schema differs from ingest.tables.SCHEMAS[{name!r}]")
-    if any(count < 0 for count in parsed.skipped.values()):
-        problems.append(f"negative skip counts: {dict(parsed.skipped)}")
+    problems = table_problems(parsed)
     problems += [f"a warning that does not name the file: {w!r}" for w in parsed.warnings if not w.startswith(str(path))]
     return problems
 
@@ -196,41 +188,29 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz")
 
 
-@pytest.mark.parametrize("kind", sorted(SEEDS))
-def test_random_bytes(kind: str, scratch: Path) -> None:
-    path = scratch / f"random-{kind}.bin"
+def assert_every_input_handled(inputs: st.SearchStrategy[bytes], parse: Callable[[Path, ParseOptions], ParsedSource], path: Path) -> None:
+    """Each generated content, written to ``path``, parses to valid output or a clear error."""
 
     @FUZZ
-    @given(data=st.binary(max_size=4096))
+    @given(data=inputs)
     def check(data: bytes) -> None:
         path.write_bytes(data)
-        assert outcome_problems(FORMATS[kind].parse, path) == []
+        assert outcome_problems(parse, path) == []
 
     check()
+
+
+@pytest.mark.parametrize("kind", sorted(SEEDS))
+def test_random_bytes(kind: str, scratch: Path) -> None:
+    assert_every_input_handled(st.binary(max_size=4096), FORMATS[kind].parse, scratch / f"random-{kind}.bin")
 
 
 @pytest.mark.parametrize("kind", sorted(SEEDS))
 def test_damaged_sample_through_its_own_parser(kind: str, scratch: Path) -> None:
-    path = scratch / f"damaged-{kind}.txt"
-
-    @FUZZ
-    @given(data=damaged(kind))
-    def check(data: bytes) -> None:
-        path.write_bytes(data)
-        assert outcome_problems(FORMATS[kind].parse, path) == []
-
-    check()
+    assert_every_input_handled(damaged(kind), FORMATS[kind].parse, scratch / f"damaged-{kind}.txt")
 
 
 @pytest.mark.parametrize("kind", sorted(SEEDS))
 def test_damaged_sample_through_detection(kind: str, scratch: Path) -> None:
     """What the pipeline does before the store: detect the format from the damaged content, then parse."""
-    path = scratch / f"detected-{kind}.txt"
-
-    @FUZZ
-    @given(data=damaged(kind))
-    def check(data: bytes) -> None:
-        path.write_bytes(data)
-        assert outcome_problems(detect_then_parse, path) == []
-
-    check()
+    assert_every_input_handled(damaged(kind), detect_then_parse, scratch / f"detected-{kind}.txt")
