@@ -764,16 +764,7 @@ def _matches_template(bytes_: np.ndarray, start: np.ndarray, limit: np.ndarray, 
 
 def _prefix_columns(prefix: _PrefixScan) -> tuple[pa.Array, pa.Array, pa.Array, _Members]:
     """ts, dp_rank, tp_rank, and extra members: other rank tags, ``[gpu=N]``, the time of date-less lines."""
-    ts = _timestamps(prefix.datetimes)
-    parsed = [rank_tags(text or "") for text in prefix.tag_texts] or [{}]
-    codes = prefix.tag_codes
-    dp = np.array([ranks.get("dp_rank", -1) for ranks in parsed], dtype=np.int64)[codes]
-    tp = np.array([ranks.get("tp_rank", -1) for ranks in parsed], dtype=np.int64)[codes]
-    rank_members = [
-        "".join(f"{json.dumps(name)}: {value}, " for name, value in ranks.items() if name not in ("dp_rank", "tp_rank"))
-        for ranks in parsed
-    ]
-    members = _Members(texts=rank_members, codes=codes)
+    dp_rank, tp_rank, members = rank_columns(prefix.tag_texts, prefix.tag_codes)
     if prefix.gpu or prefix.undated:
         per_row = members.to_array().to_numpy(zero_copy_only=False).astype(object)
         for row, gpu in prefix.gpu.items():
@@ -781,7 +772,21 @@ def _prefix_columns(prefix: _PrefixScan) -> tuple[pa.Array, pa.Array, pa.Array, 
         for row, time in prefix.undated.items():
             per_row[row] += f'"log_time": {json.dumps(time)}, '
         members = _Members(array=pa.array(per_row, type=pa.string()))
-    return ts, pa.array(dp, mask=dp < 0, type=pa.int32()), pa.array(tp, mask=tp < 0, type=pa.int32()), members
+    return _timestamps(prefix.datetimes), dp_rank, tp_rank, members
+
+
+def rank_columns(tag_texts: list[str], tag_codes: np.ndarray) -> tuple[pa.Array, pa.Array, _Members]:
+    """dp_rank, tp_rank and the other rank tags as extra members, from each row's tag text
+    (``tag_texts[tag_codes[row]]``, e.g. ``" DP3 TP3 EP3"``): Python runs once per distinct text."""
+    parsed = [rank_tags(text or "") for text in tag_texts] or [{}]
+    dp = np.array([ranks.get("dp_rank", -1) for ranks in parsed], dtype=np.int64)[tag_codes]
+    tp = np.array([ranks.get("tp_rank", -1) for ranks in parsed], dtype=np.int64)[tag_codes]
+    rank_members = [
+        "".join(f"{json.dumps(name)}: {value}, " for name, value in ranks.items() if name not in ("dp_rank", "tp_rank"))
+        for ranks in parsed
+    ]
+    members = _Members(texts=rank_members, codes=tag_codes)
+    return pa.array(dp, mask=dp < 0, type=pa.int32()), pa.array(tp, mask=tp < 0, type=pa.int32()), members
 
 
 def _timestamps(datetimes: pa.StringArray) -> pa.Array:

@@ -25,7 +25,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ingest.parsers.log_lines import Block, substrings
+from ingest.parsers import template_steps as step
+from ingest.parsers.log_lines import Block, kernels, substrings
 from ingest.parsers.sglang_stats import (
     BOOL,
     FLOAT,
@@ -35,17 +36,13 @@ from ingest.parsers.sglang_stats import (
     StatsRows,
     Stem,
     _json_objects,
-    _label_members,
     _Members,
-    _prefix_columns,
-    _PrefixScan,
-    _trim_right,
+    rank_columns,
 )
 from ingest.tables import SCHEMAS
 
 MAX_TEMPLATES = 24  # per file; a log with more shapes than this is read by the general reader
 LEARN_PER_BLOCK = 4  # lines of a block the general reader took that are tried as new templates
-FIND_WINDOW = 48  # bytes within which the parts of a prefix after its timestamp (tags, "[", "] ") usually end
 
 # What a value must look like for its kind to be read by position; the general reader takes the rest.
 VALUE_PATTERNS = {
@@ -71,17 +68,15 @@ LEARNABLE = re.compile(
 
 @dataclass(frozen=True)
 class Template:
-    """One line shape: ``pattern`` matches its lines whole; the rest says where each part sits."""
+    """One line shape: ``pattern`` matches its lines whole, and ``steps`` is the same shape as a
+    program for the compiled reader (``log_kernels``); ``literals`` holds the text it compares."""
 
     pattern: str
     stem: Stem
-    prefix: str  # "bracket" or "custom"
-    wrapper_length: int  # bytes before the "[" (bracket) or the date (custom)
-    datetime_length: int
-    site_length: int  # custom: "file.py:NNN" before "] "
-    stem_text: str  # stem and separator up to the first key ("Decode batch. ", "Decode batch [")
     labelled: bool
     keys: tuple[str, ...]
+    steps: np.ndarray  # int64 rows of (code, a, b): see template_steps
+    literals: bytes
 
     @property
     def table(self) -> str:
@@ -104,16 +99,17 @@ def learn(line: str) -> Template | None:
     keys = tuple(key for key, _, _ in pairs)
     if not keys or len(set(keys)) != len(keys) or any(not sep for _, sep, _ in pairs):
         return None
-    value_patterns = []
+    kinds = []
     for key, _, value in pairs:
         kind = _value_kind(key, stem)
         if kind is None or not re.fullmatch(VALUE_PATTERNS[kind], value) or key != key.strip() or ", " in key:
             return None
-        value_patterns.append(_literal(key) + ": " + VALUE_PATTERNS[kind])
+        kinds.append(kind)
     if found["label"] is not None and not re.fullmatch(LABEL_PATTERN, found["label"]):
         return None
-    prefix = "bracket" if found["b_datetime"] else "custom"
-    return _template(found, stem, prefix, keys, value_patterns)
+    if len(found["b_fraction"] or found["c_fraction"] or "") > step.MAX_FRACTION_DIGITS:
+        return None  # finer than the microseconds a timestamp holds
+    return _template(found, stem, keys, kinds)
 
 
 def _value_kind(key: str, stem: Stem) -> str | None:
@@ -124,34 +120,75 @@ def _value_kind(key: str, stem: Stem) -> str | None:
     return "extra"
 
 
-def _template(found: re.Match[str], stem: Stem, prefix: str, keys: tuple[str, ...], value_patterns: list[str]) -> Template:
-    wrapper = found["wrapper"]
-    fraction = found["b_fraction"] if prefix == "bracket" else found["c_fraction"]
+def _template(found: re.Match[str], stem: Stem, keys: tuple[str, ...], kinds: list[str]) -> Template:
+    """The pattern and the program of ``found``'s shape, built part by part side by side."""
+    shape = _Shape()
+    fraction = found["b_fraction"] or found["c_fraction"] or ""
     datetime = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d" + (rf"[.,]\d{{{len(fraction)}}}" if fraction else "")
-    site = found["c_site"] or ""
-    if prefix == "bracket":
-        prefix_pattern = rf"\[{datetime}{TAGS['bracket']}\] "
+    if found["b_datetime"]:
+        shape.literal(found["wrapper"] + "[")
+        shape.part(datetime, step.DATETIME, len(fraction))
+        shape.part(TAGS["bracket"], step.BRACKET_TAGS)
+        shape.literal("] ")
     else:
-        level = re.sub(r"\d+", r"\\d{1,12}", _literal(found["c_level"] or ""))  # the process id changes with each start
-        prefix_pattern = rf"{datetime} {level}\[{TAGS['custom']}{_literal(site)}\] "
+        shape.literal(found["wrapper"])
+        shape.part(datetime, step.DATETIME, len(fraction))
+        shape.literal(" ")
+        for text in re.split(r"(\d+)", found["c_level"] or ""):
+            if text.isdigit():
+                shape.part(r"\d{1,12}", step.DIGITS, 1, 12)  # the process id changes with each start
+            else:
+                shape.literal(text)
+        shape.literal("[")
+        shape.part(TAGS["custom"], step.CUSTOM_TAGS)
+        shape.literal(found["c_site"] + "] ")
     labelled = found["label"] is not None
-    stem_text = stem.text + (" [" if labelled else found["sep"])
-    separator = rf" \[{LABEL_PATTERN}\], " if labelled else _literal(found["sep"])
-    pattern = (
-        "^" + _literal(wrapper) + prefix_pattern + _literal(stem.text) + separator
-        + ", ".join(value_patterns) + r"[, \t]*\r?\n?$"
-    )
+    if labelled:
+        shape.literal(stem.text + " [")
+        shape.part(LABEL_PATTERN, step.LABEL)
+        shape.literal("], ")
+    else:
+        shape.literal(stem.text + found["sep"])
+    for slot, (key, kind) in enumerate(zip(keys, kinds, strict=True)):
+        shape.literal((", " if slot else "") + key + ": ")
+        shape.part(VALUE_PATTERNS[kind], VALUE_STEPS[kind], slot)
+    shape.part(r"[, \t]*\r?\n?$", step.LINE_END)
     return Template(
-        pattern=pattern,
+        pattern="^" + "".join(shape.patterns),
         stem=stem,
-        prefix=prefix,
-        wrapper_length=len(wrapper.encode()),
-        datetime_length=len(found["b_datetime"] or found["c_datetime"]),
-        site_length=len(site.encode()),
-        stem_text=stem_text,
         labelled=labelled,
         keys=keys,
+        steps=np.array(shape.steps, dtype=np.int64).reshape(-1, 3),
+        literals=bytes(shape.literals),
     )
+
+
+VALUE_STEPS = {INT: step.INT_VALUE, FLOAT: step.FLOAT_VALUE, BOOL: step.BOOL_VALUE, "extra": step.EXTRA_VALUE}
+
+
+@dataclass
+class _Shape:
+    """A template's pattern and program as they are built; adjacent literal text is one step."""
+
+    patterns: list[str] = field(default_factory=list)
+    steps: list[tuple[int, int, int]] = field(default_factory=list)
+    literals: bytearray = field(default_factory=bytearray)
+
+    def literal(self, text: str) -> None:
+        if not text:
+            return
+        encoded = text.encode()
+        self.patterns.append(_literal(text))
+        if self.steps and self.steps[-1][0] == step.LITERAL:
+            code, offset, length = self.steps.pop()
+            self.steps.append((code, offset, length + len(encoded)))
+        else:
+            self.steps.append((step.LITERAL, len(self.literals), len(encoded)))
+        self.literals += encoded
+
+    def part(self, pattern: str, code: int, a: int = 0, b: int = 0) -> None:
+        self.patterns.append(pattern)
+        self.steps.append((code, a, b))
 
 
 @dataclass
@@ -161,6 +198,7 @@ class TemplateBook:
     templates: list[Template] = field(default_factory=list)
     tried: set[str] = field(default_factory=set)  # patterns already learned or refused
     recent_hits: dict[str, int] = field(default_factory=dict)  # pattern → lines it matched in the last block
+    programs: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def snapshot(self) -> list[Template]:
@@ -168,6 +206,13 @@ class TemplateBook:
         one template after another, so the usual shape should come first."""
         with self.lock:
             return sorted(self.templates, key=lambda template: -self.recent_hits.get(template.pattern, 0))
+
+    def program(self, templates: list[Template]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``templates`` (in this order) as one program for ``log_kernels.scan_lines``."""
+        key = tuple(template.pattern for template in templates)
+        if key not in self.programs:
+            self.programs[key] = _program(templates)
+        return self.programs[key]
 
     def record(self, hits: dict[str, int]) -> None:
         with self.lock:
@@ -188,132 +233,106 @@ class TemplateBook:
 def read_templated(block: Block, book: TemplateBook) -> tuple[list[StatsRows], np.ndarray]:
     """Rows of the lines that match one of ``book``'s templates, and a mask of those lines."""
     taken = np.zeros(block.size, dtype=bool)
-    rows: list[StatsRows] = []
     templates = book.snapshot()
     if not templates:
-        return rows, taken
-    comma_spaces = _comma_space_positions(block.array)
-    # The usual shape goes first over the block's lines as they are: an anchored pattern gives up on
-    # another line within its first bytes, which costs less than finding and copying the stats lines.
-    remaining = np.arange(block.size)
-    lines: pa.StringArray = block.lines
-    hits: dict[str, int] = {}
-    for template in templates:
-        if len(remaining) == 0:
-            break
-        hit = pc.match_substring_regex(lines, template.pattern).to_numpy(zero_copy_only=False)
-        hits[template.pattern] = int(hit.sum())
-        if not hits[template.pattern]:
-            continue
-        matched = remaining[hit]
-        rows.append(_read_matched(block, template, matched, comma_spaces))
-        taken[matched] = True
-        remaining = remaining[~hit]
-        lines = block.lines.take(pa.array(remaining))
-    book.record(hits)
+        return [], taken
+    scan = _scan(block, book, templates)
+    taken[scan.line[: scan.count]] = True
+    hits = np.bincount(scan.template[: scan.count], minlength=len(templates))
+    book.record({template.pattern: int(count) for template, count in zip(templates, hits.tolist(), strict=True)})
+    rows = []
+    for index, template in enumerate(templates):
+        if hits[index]:
+            rows.append(_read_matched(block, template, scan, np.flatnonzero(scan.template[: scan.count] == index)))
     return rows, taken
 
 
-def _comma_space_positions(data: np.ndarray) -> np.ndarray:
-    at = np.flatnonzero(data[:-1] == ord(","))
-    return at[data[at + 1] == ord(" ")]
+@dataclass
+class _Scan:
+    """What ``log_kernels.scan_lines`` wrote: row r is line ``line[r]``, matched by ``template[r]``."""
+
+    count: int
+    line: np.ndarray
+    template: np.ndarray
+    ints: np.ndarray  # [row, key slot]: integer and True/False values
+    floats: np.ndarray  # [row, key slot]
+    bounds: np.ndarray  # [row, 2 * slot (+1)]: where an extra key's value starts and ends
+    marks: np.ndarray  # [row, step.TIMESTAMP ...]
 
 
-def _read_matched(block: Block, template: Template, line_index: np.ndarray, comma_spaces: np.ndarray) -> StatsRows:
-    line_start = block.starts[line_index]
-    prefix, stem_start = _prefix_scan(block, template, line_start, line_index)
-    label_start = label_end = np.full(len(line_index), -1, dtype=np.int64)
-    payload_start = stem_start + len(template.stem_text)
-    if template.labelled:
-        label_start = payload_start
-        label_end = label_start + pc.find_substring(substrings(block.buffer, label_start, block.ends[line_index]), "]").to_numpy()
-        payload_start = label_end + 3  # "], "
-    payload_end = _trim_right(block.array, payload_start, block.ends[line_index])
-    value_start, value_end = _value_bounds(template, payload_start, payload_end, comma_spaces)
+def _scan(block: Block, book: TemplateBook, templates: list[Template]) -> _Scan:
+    steps, literals, program_bounds = book.program(templates)
+    slots = max(len(template.keys) for template in templates)
+    lines = block.size
+    scan = _Scan(
+        count=0,
+        line=np.empty(lines, dtype=np.int64),
+        template=np.empty(lines, dtype=np.int64),
+        ints=np.empty((lines, slots), dtype=np.int64),
+        floats=np.empty((lines, slots), dtype=np.float64),
+        bounds=np.empty((lines, 2 * slots), dtype=np.int64),
+        marks=np.empty((lines, step.MARKS), dtype=np.int64),
+    )
+    scan.count = kernels().scan_lines(
+        block.array, block.starts, block.ends, steps, literals, program_bounds,
+        scan.line, scan.template, scan.ints, scan.floats, scan.bounds, scan.marks,
+    )
+    return scan
+
+
+def _program(templates: list[Template]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The templates' programs as one: steps, their literal text, and each template's rows of steps."""
+    programs, literals, bounds = [], bytearray(), []
+    first_step = 0
+    for template in templates:
+        program = template.steps.copy()
+        program[program[:, 0] == step.LITERAL, 1] += len(literals)
+        programs.append(program)
+        bounds.append((first_step, first_step + len(program)))
+        first_step += len(program)
+        literals += template.literals
+    return np.concatenate(programs), np.frombuffer(bytes(literals), dtype=np.uint8), np.array(bounds, dtype=np.int64)
+
+
+def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarray) -> StatsRows:
+    line_index = scan.line[rows]
+    marks = scan.marks[rows]
+    tags = pc.dictionary_encode(substrings(block.buffer, marks[:, step.TAGS_START], marks[:, step.TAGS_END]))
+    dp_rank, tp_rank, prefix_members = rank_columns(tags.dictionary.to_pylist(), tags.indices.to_numpy(zero_copy_only=False))
     schema = SCHEMAS[template.table]
-    columns = {column: pa.nulls(len(line_index), schema.field(column).type) for column, _ in template.stem.fields.values()}
+    columns = {column: pa.nulls(len(rows), schema.field(column).type) for column, _ in template.stem.fields.values()}
     extra: list[_Members] = []
-    for key, start, end in zip(template.keys, value_start, value_end, strict=True):
-        values = substrings(block.buffer, start, end)
+    for slot, key in enumerate(template.keys):
         if key in template.stem.fields:
             column, kind = template.stem.fields[key]
-            # the pattern admitted only plain numbers and True/False: they cast as the general reader casts them
-            columns[column] = pc.equal(values, "True") if kind == BOOL else pc.cast(values, schema.field(column).type)
-        else:
-            members = pc.binary_join_element_wise(json.dumps(key) + ": ", values, ", ", "")
-            extra.append(_Members(array=members))
-    ts, dp_rank, tp_rank, prefix_members = _prefix_columns(prefix)
+            columns[column] = _values(scan, rows, slot, kind)
+        else:  # written as logged: the pattern admitted only JSON numbers
+            values = substrings(block.buffer, scan.bounds[rows, 2 * slot], scan.bounds[rows, 2 * slot + 1])
+            extra.append(_Members(array=pc.binary_join_element_wise(json.dumps(key) + ": ", values, ", ", "")))
     extra_members = _Members(array=pc.binary_join_element_wise(*(m.array for m in extra), "")) if extra else _Members()
+    label_members = _Members()
+    if template.labelled:  # the pattern admitted only plain integers: already JSON numbers
+        labels = substrings(block.buffer, marks[:, step.LABEL_START], marks[:, step.LABEL_END])
+        label_members = _Members(array=pc.binary_join_element_wise('"forward_ct": ', labels, ", ", ""))
     return StatsRows(
         table=template.table,
         line_index=line_index,
         columns={
             "line_no": pa.array(block.first_line_no + line_index, type=pa.int64()),
-            "ts": ts,
+            "ts": pa.array(marks[:, step.TIMESTAMP].astype("datetime64[us]"), type=pa.timestamp("us")),
             "dp_rank": dp_rank,
             "tp_rank": tp_rank,
             **columns,
-            "extra": _json_objects([extra_members, prefix_members, _label_members(block, label_start, label_end)], len(line_index)),
+            "extra": _json_objects([extra_members, prefix_members, label_members], len(rows)),
         },
         undated=np.array([], dtype=np.int64),
         undated_times=[],
     )
 
 
-def _prefix_scan(block: Block, template: Template, line_start: np.ndarray, line_index: np.ndarray) -> tuple[_PrefixScan, np.ndarray]:
-    """Timestamps and rank tags by position, and where the stem starts."""
-    datetime_start = line_start + template.wrapper_length + (1 if template.prefix == "bracket" else 0)
-    datetime_end = datetime_start + template.datetime_length
-    line_end = block.ends[line_index]
-    if template.prefix == "bracket":
-        tags_start = datetime_end
-        stem_start = _find(block, datetime_end, line_end, "] ") + 2
-        tags_end = stem_start - 2
-    else:
-        tags_start = _find(block, datetime_end, line_end, "[") + 1
-        stem_start = _find(block, tags_start, line_end, "] ") + 2
-        tags_end = stem_start - 2 - template.site_length
-    encoded = pc.dictionary_encode(substrings(block.buffer, tags_start, tags_end))
-    scan = _PrefixScan(
-        valid=np.ones(len(line_index), dtype=bool),
-        datetimes=substrings(block.buffer, datetime_start, datetime_end),
-        tag_texts=encoded.dictionary.to_pylist(),
-        tag_codes=encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32),
-    )
-    return scan, stem_start
-
-
-def _find(block: Block, start: np.ndarray, end: np.ndarray, text: str) -> np.ndarray:
-    """Where ``text`` first occurs in each ``block.data[start:end]`` (the template guarantees it does).
-
-    Looked for in the first ``FIND_WINDOW`` bytes, then in the whole rest of the lines that
-    were not found there: the prefix parts sought sit near the start, and copying each line's
-    rest to search it cost more than the search."""
-    at = np.full(len(start), -1, dtype=np.int64)
-    todo = np.arange(len(start))
-    for limit in (np.minimum(end, start + FIND_WINDOW), end):
-        found = pc.find_substring(substrings(block.buffer, start[todo], limit[todo]), text).to_numpy()
-        at[todo] = start[todo] + found
-        todo = todo[found < 0]
-        if len(todo) == 0:
-            break
-    return at
-
-
-def _value_bounds(
-    template: Template, payload_start: np.ndarray, payload_end: np.ndarray, comma_spaces: np.ndarray
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Where each key's value starts and ends: the k-th ", " after the payload start ends the k-th value
-    (values are plain numbers, so no ", " can hide inside one)."""
-    first = np.searchsorted(comma_spaces, payload_start)
-    starts, ends = [], []
-    part_start = payload_start
-    for position, key in enumerate(template.keys):
-        starts.append(part_start + len(key.encode()) + 2)
-        if position + 1 < len(template.keys):
-            separator = comma_spaces[first + position]
-            ends.append(separator)
-            part_start = separator + 2
-        else:
-            ends.append(payload_end)
-    return starts, ends
+def _values(scan: _Scan, rows: np.ndarray, slot: int, kind: str) -> pa.Array:
+    if kind == FLOAT:
+        return pa.array(scan.floats[rows, slot], type=pa.float64())
+    if kind == BOOL:
+        return pa.array(scan.ints[rows, slot] == 1, type=pa.bool_())
+    return pa.array(scan.ints[rows, slot], type=pa.int64())
