@@ -21,3 +21,14 @@ def test_import_ingest_loads_no_streamlit_or_plotly() -> None:
 def test_dashboard_data_layer_imports_no_streamlit() -> None:
     code = "import sys, dashboard.data, dashboard.analysis, dashboard.stats\nsys.exit('streamlit' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60).returncode == 0
+
+
+def test_numba_is_loaded_only_to_read_a_log() -> None:
+    """numba and LLVM add ~110 MB to a process: the dashboard imports the parsers (to ingest
+    uploads) and must not pay for them until it reads a log."""
+    code = (
+        "import sys, ingest.pipeline, ingest.formats, dashboard.data\n"
+        "ingest.formats.registered_formats()\n"
+        "sys.exit('numba' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60).returncode == 0

@@ -67,11 +67,14 @@ def scan_lines(
     floats: np.ndarray,
     bounds: np.ndarray,
     marks: np.ndarray,
+    has_batch: np.ndarray,
 ) -> int:
     """Try each line against the programs in order; the first that matches wins. Returns how many
-    lines matched: row r of every output belongs to line ``matched_line[r]``."""
+    lines matched: row r of every output belongs to line ``matched_line[r]``. ``has_batch`` marks
+    the lines that matched none but hold " batch": only those can be stats lines of another shape."""
     matched = 0
     for line in range(len(starts)):
+        has_batch[line] = False
         for template in range(len(program_bounds)):
             if _run(data, starts[line], ends[line], steps, program_bounds[template, 0], program_bounds[template, 1],
                     literals, matched, ints, floats, bounds, marks):
@@ -79,7 +82,18 @@ def scan_lines(
                 matched_template[matched] = template
                 matched += 1
                 break
+        else:
+            has_batch[line] = _holds_batch(data, starts[line], ends[line])
     return matched
+
+
+@njit(**HELPER)
+def _holds_batch(data, start, end):  # type: ignore[no-untyped-def]
+    for at in range(start, end - 5):
+        if (data[at] == SPACE and data[at + 1] == 98 and data[at + 2] == 97 and data[at + 3] == 116
+                and data[at + 4] == 99 and data[at + 5] == 104):  # " batch"
+            return True
+    return False
 
 
 @njit(**HELPER)

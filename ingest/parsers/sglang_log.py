@@ -123,8 +123,8 @@ def scan_block(data: bytes, first_line_no: int, book: TemplateBook | None = None
     """Everything one block says. With a ``book``, lines matching a known line template are read by
     position first (``sglang_templates``); the general reader takes the rest and teaches the book."""
     block = log_lines.make_block(data, first_line_no)
-    templated, covered = read_templated(block, book) if book is not None else ([], None)
-    general, taken = read_stats(block, covered)
+    templated, covered, settled = read_templated(block, book) if book is not None else ([], None, None)
+    general, taken = read_stats(block, settled) if settled is None or not settled.all() else ({}, np.zeros(block.size, dtype=bool))
     if book is not None:
         for rows in general.values():
             book.learn_from(block, rows.line_index)
@@ -194,7 +194,7 @@ def _engine_hint(lines: pa.StringArray) -> str | None:
 
 # --- the whole file -------------------------------------------------------------------
 
-FLUSH_ROWS = 250_000  # stats rows handed to the store at a time: bounds memory, keeps inserts few
+FLUSH_ROWS = 100_000  # stats rows handed to the store at a time: bounds memory, keeps inserts few
 
 
 def parse_with_progress(path: Path, options: ParseOptions, on_progress: ProgressCallback | None) -> ParsedSource:

@@ -230,12 +230,13 @@ class TemplateBook:
                     self.templates.append(template)
 
 
-def read_templated(block: Block, book: TemplateBook) -> tuple[list[StatsRows], np.ndarray]:
-    """Rows of the lines that match one of ``book``'s templates, and a mask of those lines."""
+def read_templated(block: Block, book: TemplateBook) -> tuple[list[StatsRows], np.ndarray, np.ndarray]:
+    """Rows of the lines that match one of ``book``'s templates, a mask of those lines, and a mask of
+    the lines the general reader need not look at: those, and the lines without " batch" in them."""
     taken = np.zeros(block.size, dtype=bool)
     templates = book.snapshot()
     if not templates:
-        return [], taken
+        return [], taken, taken
     scan = _scan(block, book, templates)
     taken[scan.line[: scan.count]] = True
     hits = np.bincount(scan.template[: scan.count], minlength=len(templates))
@@ -244,7 +245,7 @@ def read_templated(block: Block, book: TemplateBook) -> tuple[list[StatsRows], n
     for index, template in enumerate(templates):
         if hits[index]:
             rows.append(_read_matched(block, template, scan, np.flatnonzero(scan.template[: scan.count] == index)))
-    return rows, taken
+    return rows, taken, ~scan.has_batch
 
 
 @dataclass
@@ -258,6 +259,7 @@ class _Scan:
     floats: np.ndarray  # [row, key slot]
     bounds: np.ndarray  # [row, 2 * slot (+1)]: where an extra key's value starts and ends
     marks: np.ndarray  # [row, step.TIMESTAMP ...]
+    has_batch: np.ndarray  # [line]: matched no template, holds " batch"
 
 
 def _scan(block: Block, book: TemplateBook, templates: list[Template]) -> _Scan:
@@ -272,10 +274,11 @@ def _scan(block: Block, book: TemplateBook, templates: list[Template]) -> _Scan:
         floats=np.empty((lines, slots), dtype=np.float64),
         bounds=np.empty((lines, 2 * slots), dtype=np.int64),
         marks=np.empty((lines, step.MARKS), dtype=np.int64),
+        has_batch=np.empty(lines, dtype=bool),
     )
     scan.count = kernels().scan_lines(
         block.array, block.starts, block.ends, steps, literals, program_bounds,
-        scan.line, scan.template, scan.ints, scan.floats, scan.bounds, scan.marks,
+        scan.line, scan.template, scan.ints, scan.floats, scan.bounds, scan.marks, scan.has_batch,
     )
     return scan
 

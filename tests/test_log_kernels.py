@@ -1,0 +1,174 @@
+"""The compiled passes over log blocks (ingest/parsers/log_kernels.py).
+
+A line template's program must never accept a line its pattern refuses (read as RE2 reads it:
+``\\d`` is ASCII), must read every value exactly as Python does, and must accept the ordinary
+lines (or the fast path silently stops being used). Line bounds must be those of the plain numpy
+reading they replaced.
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from ingest.parsers import log_lines
+from ingest.parsers.sglang_templates import Template, TemplateBook, _scan, learn
+
+BRACKET_LINE = (
+    "sglang-1  | [2026-05-07 15:49:32.359 DP3 TP3 EP3] Decode batch [9593840], #running-req: 25, #token: 70395, "
+    "token usage: 0.32, accept len: 1.21, cuda graph: True, cap len: 4.00, #queue-req: 0, "
+)
+CUSTOM_LINE = (
+    "2025-12-04 20:30:05 INFO 151972 [TP0 scheduler_metrics_mixin.py:287] Decode batch. #running-req: 35, "
+    "#token: 60865, token usage: 0.28, gen throughput (token/s): 2530.28, #queue-req: 0"
+)
+
+
+def scanned(template: Template, lines: list[str]) -> tuple[dict[int, int], object]:
+    """Run ``template`` over ``lines`` as one block: (line index → scan row, the scan)."""
+    book = TemplateBook(templates=[template])
+    block = log_lines.make_block(bytearray("\n".join(lines).encode() + b"\n"), 1)
+    scan = _scan(block, book, [template])
+    return {int(scan.line[row]): row for row in range(scan.count)}, scan
+
+
+def test_ordinary_lines_are_read_by_their_template() -> None:
+    for line in (BRACKET_LINE, CUSTOM_LINE):
+        template = learn(line)
+        assert template is not None
+        variants = [
+            line,
+            line.replace("#running-req: 25", "#running-req: 7").replace("#running-req: 35", "#running-req: 7"),
+            line.rstrip(", "),
+            line.replace("token usage: 0.32", "token usage: -0.5").replace("token usage: 0.28", "token usage: -0.5"),
+        ]
+        rows, _ = scanned(template, variants)
+        assert sorted(rows) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("stamp", "read"),
+    [
+        ("2024-02-29 23:59:59.999", True),
+        ("2025-02-29 10:00:00.000", False),  # no such day: the general reader leaves ts empty
+        ("2025-04-31 10:00:00.000", False),
+        ("2025-01-01 24:00:00.000", False),
+        ("0000-01-01 10:00:00.000", False),
+        ("2025-13-01 10:00:00.000", False),
+    ],
+)
+def test_impossible_moments_are_left_to_the_general_reader(stamp: str, read: bool) -> None:
+    template = learn(BRACKET_LINE)
+    assert template is not None
+    rows, scan = scanned(template, [BRACKET_LINE.replace("2026-05-07 15:49:32.359", stamp)])
+    assert bool(rows) is read
+    if read:
+        micros = int(scan.marks[0, 0])
+        assert np.datetime64(micros, "us").astype(datetime) == datetime.fromisoformat(stamp)
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        ("0.1", True),
+        ("123456789012345", True),  # 15 digits: exact
+        ("1234567890.12345", True),  # 15 significant digits
+        ("12345678901.234567", False),  # 17 digits: beyond 2**53, not one exact division
+        ("1234567890123456", False),  # 16 digits before the point: the pattern refuses it too
+        ("-0.0", True),
+        ("1.", False),
+        (".5", False),
+        ("1e5", False),
+    ],
+)
+def test_floats_are_read_exactly_or_not_at_all(value: str, read: bool) -> None:
+    template = learn(CUSTOM_LINE)
+    assert template is not None
+    line = CUSTOM_LINE.replace("token usage: 0.28", f"token usage: {value}")
+    rows, scan = scanned(template, [line])
+    assert bool(rows) is read
+    if read:
+        slot = template.keys.index("token usage")
+        assert scan.floats[0, slot] == float(value)
+        assert np.signbit(scan.floats[0, slot]) == np.signbit(float(value))
+
+
+ODD_TEXT = st.sampled_from(["", "true", "nan", "1e3", "+1", " 1", "1 ", "1.", ".5", "0x1", "１"])
+VALUE_TEXT = {
+    "int": st.from_regex(r"[0-9]{1,20}", fullmatch=True),
+    "float": st.from_regex(r"-?[0-9]{1,17}(\.[0-9]{1,17})?", fullmatch=True),
+    "bool": st.sampled_from(["True", "False", "TRUE", "1"]),
+    "extra": st.from_regex(r"-?[0-9]{1,16}(\.[0-9]{0,16})?", fullmatch=True),
+}
+STAMP_TEXT = st.one_of(
+    st.datetimes().map(lambda moment: moment.isoformat(sep=" ", timespec="milliseconds")),
+    st.from_regex(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{2,4}", fullmatch=True),
+)
+TAGS_TEXT = st.from_regex(r"( [A-Z][A-Z_]{0,2}[0-9]{1,11}){0,3}( x)?", fullmatch=True)
+
+
+def is_moment(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def key_kind(template: Template, key: str) -> str:
+    return template.stem.fields[key][1] if key in template.stem.fields else "extra"
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), stamp=STAMP_TEXT, tags=TAGS_TEXT, label=st.from_regex(r"[0-9]{1,20}", fullmatch=True))
+def test_a_program_accepts_only_what_its_pattern_accepts_and_reads_values_as_python(
+    data: st.DataObject, stamp: str, tags: str, label: str
+) -> None:
+    template = learn(BRACKET_LINE)
+    assert template is not None
+    kinds = [key_kind(template, key) for key in template.keys]
+    values = [data.draw(st.one_of(VALUE_TEXT[kind], ODD_TEXT) if data.draw(st.booleans()) else VALUE_TEXT[kind]) for kind in kinds]
+    payload = ", ".join(f"{key}: {value}" for key, value in zip(template.keys, values, strict=True))
+    line = f"sglang-1  | [{stamp}{tags}] Decode batch [{label}], {payload}, "
+    rows, scan = scanned(template, [line])
+    event("read by the program" if rows else "left to the general reader")
+    if not rows:  # refused: the pattern refuses it too, or reading it exactly needs the general reader
+        exact = all(len(value.strip("-").replace(".", "")) <= 15 for kind, value in zip(kinds, values) if kind == "float")
+        assert not (re.match(template.pattern, line, re.ASCII) and exact and is_moment(stamp)), line
+        return
+    assert re.match(template.pattern, line, re.ASCII), line
+    assert np.datetime64(int(scan.marks[0, 0]), "us").astype(datetime) == datetime.fromisoformat(stamp)
+    text = line.encode()
+    for slot, (kind, value) in enumerate(zip(kinds, values, strict=True)):
+        if kind == "float":
+            assert scan.floats[0, slot] == float(value), (slot, line)
+        elif kind == "int":
+            assert scan.ints[0, slot] == int(value), (slot, line)
+        elif kind == "bool":
+            assert bool(scan.ints[0, slot]) == (value == "True"), (slot, line)
+        else:
+            assert text[scan.bounds[0, 2 * slot] : scan.bounds[0, 2 * slot + 1]].decode() == value, (slot, line)
+
+
+def numpy_line_bounds(data: bytes) -> tuple[list[int], list[int]]:
+    """The reading log_lines.make_block did before the compiled pass."""
+    array = np.frombuffer(data, dtype=np.uint8)
+    offsets = np.concatenate(([0], np.flatnonzero(array == 10) + 1))
+    if offsets[-1] != len(data):
+        offsets = np.append(offsets, len(data))
+    starts, ends = offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)
+    ends -= (ends > starts) & (array[np.maximum(ends - 1, 0)] == 10)
+    ends -= (ends > starts) & (array[np.maximum(ends - 1, 0)] == 13)
+    return starts.tolist(), ends.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200).map(lambda raw: bytes(b"a\n\r "[byte % 4] for byte in raw)))
+def test_line_bounds_are_those_of_the_numpy_reading(data: bytes) -> None:
+    block = log_lines.make_block(bytearray(data), 1)
+    assert (block.starts.tolist(), block.ends.tolist()) == numpy_line_bounds(data)
+    assert "".join(block.lines.to_pylist()) == data.decode()
