@@ -110,9 +110,9 @@ def _run(data, at, end, steps, first, last, literals, row, ints, floats, bounds,
         elif code == DATETIME:
             at = _datetime(data, at, end, a, row, marks)
         elif code == BRACKET_TAGS or code == CUSTOM_TAGS:
-            marks[row, TAGS_START] = at
+            marks[TAGS_START, row] = at
             at = _tags(data, at, end, code == BRACKET_TAGS)
-            marks[row, TAGS_END] = at
+            marks[TAGS_END, row] = at
         elif code == DIGITS:
             count = _digit_run(data, at, end)
             if count < a or count > b:
@@ -122,23 +122,23 @@ def _run(data, at, end, steps, first, last, literals, row, ints, floats, bounds,
             count = _digit_run(data, at, end)
             if count == 0 or count > 18 or (count > 1 and data[at] == ZERO):
                 return False
-            marks[row, LABEL_START] = at
+            marks[LABEL_START, row] = at
             at += count
-            marks[row, LABEL_END] = at
+            marks[LABEL_END, row] = at
         elif code == INT_VALUE:
             count = _digit_run(data, at, end)
             if count == 0 or count > 18:
                 return False
-            ints[row, a] = _integer(data, at, count)
+            ints[a, row] = _integer(data, at, count)
             at += count
         elif code == FLOAT_VALUE:
             at = _float(data, at, end, row, a, floats)
         elif code == BOOL_VALUE:
             at = _bool(data, at, end, row, a, ints)
         elif code == EXTRA_VALUE:
-            bounds[row, 2 * a] = at
+            bounds[2 * a, row] = at
             at = _extra_number(data, at, end)
-            bounds[row, 2 * a + 1] = at
+            bounds[2 * a + 1, row] = at
         else:  # LINE_END
             while at < end and (data[at] == COMMA or data[at] == SPACE or data[at] == TAB):
                 at += 1
@@ -178,7 +178,7 @@ def _fixed_digits(data, at, count):  # type: ignore[no-untyped-def]
 
 @njit(**HELPER)
 def _datetime(data, at, end, fraction_digits, row, marks):  # type: ignore[no-untyped-def]
-    """Reads "YYYY-MM-DD HH:MM:SS(.f)" into marks[row, TIMESTAMP] (microseconds since 1970); the
+    """Reads "YYYY-MM-DD HH:MM:SS(.f)" into marks[TIMESTAMP, row] (microseconds since 1970); the
     position after it, or -1 when it is not one or names no real moment (2025-02-30, 24:00:00)."""
     length = 19 + (fraction_digits + 1 if fraction_digits > 0 else 0)
     if at + length > end:
@@ -201,7 +201,7 @@ def _datetime(data, at, end, fraction_digits, row, marks):  # type: ignore[no-un
         for _ in range(MAX_FRACTION_DIGITS - fraction_digits):
             micros *= 10
     seconds = ((_days_since_1970(year, month, day) * 24 + hour) * 60 + minute) * 60 + second
-    marks[row, TIMESTAMP] = seconds * 1_000_000 + micros
+    marks[TIMESTAMP, row] = seconds * 1_000_000 + micros
     return at + length
 
 
@@ -273,18 +273,18 @@ def _float(data, at, end, row, slot, floats):  # type: ignore[no-untyped-def]
     for _ in range(fraction):
         power *= 10.0  # exact up to 1e22
     value = mantissa / power  # both exact: one correctly rounded division
-    floats[row, slot] = -value if negative else value
+    floats[slot, row] = -value if negative else value
     return at + whole + (fraction + 1 if fraction else 0)
 
 
 @njit(**HELPER)
 def _bool(data, at, end, row, slot, ints):  # type: ignore[no-untyped-def]
     if at + 4 <= end and data[at] == 84 and data[at + 1] == 114 and data[at + 2] == 117 and data[at + 3] == 101:  # True
-        ints[row, slot] = 1
+        ints[slot, row] = 1
         return at + 4
     if (at + 5 <= end and data[at] == 70 and data[at + 1] == 97 and data[at + 2] == 108 and data[at + 3] == 115
             and data[at + 4] == 101):  # False
-        ints[row, slot] = 0
+        ints[slot, row] = 0
         return at + 5
     return -1
 
@@ -313,6 +313,15 @@ def count_byte(data: np.ndarray, byte: int) -> int:
         if data[at] == byte:
             count += 1
     return count
+
+
+@njit(**COMPILED)
+def last_index(data: np.ndarray, byte: int) -> int:
+    """Where ``byte`` last occurs in ``data``; -1 if nowhere."""
+    for at in range(len(data) - 1, -1, -1):
+        if data[at] == byte:
+            return at
+    return -1
 
 
 @njit(**COMPILED)

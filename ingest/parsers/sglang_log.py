@@ -119,7 +119,7 @@ class BlockResult:
     engine_hint: str | None = None
 
 
-def scan_block(data: bytes, first_line_no: int, book: TemplateBook | None = None) -> BlockResult:
+def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None = None) -> BlockResult:
     """Everything one block says. With a ``book``, lines matching a known line template are read by
     position first (``sglang_templates``); the general reader takes the rest and teaches the book."""
     block = log_lines.make_block(data, first_line_no)

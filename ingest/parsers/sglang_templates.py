@@ -221,7 +221,7 @@ class TemplateBook:
     def learn_from(self, block: Block, line_indexes: np.ndarray) -> None:
         """Learn templates from some of the lines the general reader took in ``block``."""
         for index in line_indexes[:LEARN_PER_BLOCK].tolist():
-            template = learn(block.data[block.starts[index] : block.ends[index]].decode("utf-8", errors="replace"))
+            template = learn(block.line_text(index))
             if template is None:
                 continue
             with self.lock:
@@ -255,10 +255,10 @@ class _Scan:
     count: int
     line: np.ndarray
     template: np.ndarray
-    ints: np.ndarray  # [row, key slot]: integer and True/False values
-    floats: np.ndarray  # [row, key slot]
-    bounds: np.ndarray  # [row, 2 * slot (+1)]: where an extra key's value starts and ends
-    marks: np.ndarray  # [row, step.TIMESTAMP ...]
+    ints: np.ndarray  # [key slot, row]: integer and True/False values
+    floats: np.ndarray  # [key slot, row]
+    bounds: np.ndarray  # [2 * slot (+1), row]: where an extra key's value starts and ends
+    marks: np.ndarray  # [step.TIMESTAMP ..., row]
     has_batch: np.ndarray  # [line]: matched no template, holds " batch"
 
 
@@ -270,10 +270,10 @@ def _scan(block: Block, book: TemplateBook, templates: list[Template]) -> _Scan:
         count=0,
         line=np.empty(lines, dtype=np.int64),
         template=np.empty(lines, dtype=np.int64),
-        ints=np.empty((lines, slots), dtype=np.int64),
-        floats=np.empty((lines, slots), dtype=np.float64),
-        bounds=np.empty((lines, 2 * slots), dtype=np.int64),
-        marks=np.empty((lines, step.MARKS), dtype=np.int64),
+        ints=np.empty((slots, lines), dtype=np.int64),
+        floats=np.empty((slots, lines), dtype=np.float64),
+        bounds=np.empty((2 * slots, lines), dtype=np.int64),
+        marks=np.empty((step.MARKS, lines), dtype=np.int64),
         has_batch=np.empty(lines, dtype=bool),
     )
     scan.count = kernels().scan_lines(
@@ -298,31 +298,34 @@ def _program(templates: list[Template]) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarray) -> StatsRows:
-    line_index = scan.line[rows]
-    marks = scan.marks[rows]
-    tags = pc.dictionary_encode(substrings(block.buffer, marks[:, step.TAGS_START], marks[:, step.TAGS_END]))
+    def column(values: np.ndarray) -> np.ndarray:  # all rows (the usual case): a view, no copy
+        return values[: scan.count] if len(rows) == scan.count else values[rows]
+
+    line_index = column(scan.line)
+    marks = {name: column(scan.marks[index]) for index, name in enumerate(step.MARK_NAMES)}
+    tags = pc.dictionary_encode(substrings(block.buffer, marks["tags_start"], marks["tags_end"]))
     dp_rank, tp_rank, prefix_members = rank_columns(tags.dictionary.to_pylist(), tags.indices.to_numpy(zero_copy_only=False))
     schema = SCHEMAS[template.table]
-    columns = {column: pa.nulls(len(rows), schema.field(column).type) for column, _ in template.stem.fields.values()}
+    columns = {name: pa.nulls(len(rows), schema.field(name).type) for name, _ in template.stem.fields.values()}
     extra: list[_Members] = []
     for slot, key in enumerate(template.keys):
         if key in template.stem.fields:
-            column, kind = template.stem.fields[key]
-            columns[column] = _values(scan, rows, slot, kind)
+            name, kind = template.stem.fields[key]
+            columns[name] = _values(column(scan.floats[slot] if kind == FLOAT else scan.ints[slot]), kind)
         else:  # written as logged: the pattern admitted only JSON numbers
-            values = substrings(block.buffer, scan.bounds[rows, 2 * slot], scan.bounds[rows, 2 * slot + 1])
+            values = substrings(block.buffer, column(scan.bounds[2 * slot]), column(scan.bounds[2 * slot + 1]))
             extra.append(_Members(array=pc.binary_join_element_wise(json.dumps(key) + ": ", values, ", ", "")))
     extra_members = _Members(array=pc.binary_join_element_wise(*(m.array for m in extra), "")) if extra else _Members()
     label_members = _Members()
     if template.labelled:  # the pattern admitted only plain integers: already JSON numbers
-        labels = substrings(block.buffer, marks[:, step.LABEL_START], marks[:, step.LABEL_END])
+        labels = substrings(block.buffer, marks["label_start"], marks["label_end"])
         label_members = _Members(array=pc.binary_join_element_wise('"forward_ct": ', labels, ", ", ""))
     return StatsRows(
         table=template.table,
         line_index=line_index,
         columns={
             "line_no": pa.array(block.first_line_no + line_index, type=pa.int64()),
-            "ts": pa.array(marks[:, step.TIMESTAMP].astype("datetime64[us]"), type=pa.timestamp("us")),
+            "ts": pa.array(marks["timestamp"].view("datetime64[us]"), type=pa.timestamp("us")),
             "dp_rank": dp_rank,
             "tp_rank": tp_rank,
             **columns,
@@ -333,9 +336,9 @@ def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarra
     )
 
 
-def _values(scan: _Scan, rows: np.ndarray, slot: int, kind: str) -> pa.Array:
+def _values(values: np.ndarray, kind: str) -> pa.Array:
     if kind == FLOAT:
-        return pa.array(scan.floats[rows, slot], type=pa.float64())
+        return pa.array(values, type=pa.float64())
     if kind == BOOL:
-        return pa.array(scan.ints[rows, slot] == 1, type=pa.bool_())
-    return pa.array(scan.ints[rows, slot], type=pa.int64())
+        return pa.array(values == 1, type=pa.bool_())
+    return pa.array(values, type=pa.int64())

@@ -162,7 +162,7 @@ def parse_with_progress(path: Path, options: ParseOptions, on_progress: Progress
     return _Reader(scan, options).result()
 
 
-def _scan_block(data: bytes, first_line_no: int, need_year: bool) -> _BlockScan:
+def _scan_block(data: np.ndarray, first_line_no: int, need_year: bool) -> _BlockScan:
     block = log_lines.make_block(data, first_line_no)
     candidates = pc.match_substring_regex(block.lines, CANDIDATE).to_numpy(zero_copy_only=False)
     read = np.zeros(block.size, dtype=bool)
