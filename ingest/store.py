@@ -57,7 +57,7 @@ def lock_holder(error: Exception) -> str:
 
 # DuckDB caches the pages it writes up to 80 % of RAM by default; a writer loading a big log
 # in one transaction would grow with the file. Beyond this it writes pages out (or spills).
-WRITER_MEMORY_LIMIT = "64MB"
+WRITER_MEMORY_LIMIT = "96MB"
 
 
 def open_with_retry(db_path: Path, *, read_only: bool, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
