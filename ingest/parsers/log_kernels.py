@@ -53,8 +53,9 @@ INLINED = {**COMPILED, "inline": "always"}
 HELPER = COMPILED
 
 EXACT_MANTISSA = 2**53
-ZERO, NINE, MINUS, DOT, COMMA, SPACE, TAB, NEWLINE, RETURN = (ord(char) for char in "09-., \t\n\r")
+ZERO, NINE, MINUS, DOT, COMMA, COLON, SPACE, TAB, NEWLINE, RETURN = (ord(char) for char in "09-.,: \t\n\r")
 UNDERSCORE, UPPER_A, UPPER_Z = ord("_"), ord("A"), ord("Z")
+BATCH, TRUE, FALSE = tuple(b" batch"), tuple(b"True"), tuple(b"False")  # byte values: numba constants
 
 
 @njit(**COMPILED)
@@ -93,15 +94,14 @@ def scan_lines(
 
 @njit(**HELPER)
 def _holds_batch(data, start, end):  # type: ignore[no-untyped-def]
-    for at in range(start, end - 5):
-        if (_at(data, at) == SPACE and _at(data, at + 1) == 98 and _at(data, at + 2) == 97 and _at(data, at + 3) == 116
-                and _at(data, at + 4) == 99 and _at(data, at + 5) == 104):  # " batch"
+    for at in range(start, end - len(BATCH) + 1):
+        if _holds_at(data, at, end, BATCH):
             return True
     return False
 
 
 @njit(**INLINED)
-def _run(data, at, end, steps, first, last, literals, row, ints, floats, bounds, marks) -> bool:  # type: ignore[no-untyped-def]
+def _run(data, at, end, steps, first, last, literals, row, ints, floats, bounds, marks):  # type: ignore[no-untyped-def]
     for step in range(first, last):
         code, a, b = steps[step, 0], steps[step, 1], steps[step, 2]
         if code == LITERAL:
@@ -196,13 +196,14 @@ def _datetime(data, at, end, fraction_digits, row, marks):  # type: ignore[no-un
     length = 19 + (fraction_digits + 1 if fraction_digits > 0 else 0)
     if at + length > end:
         return -1
-    if _at(data, at + 4) != MINUS or _at(data, at + 7) != MINUS or _at(data, at + 10) != SPACE or _at(data, at + 13) != 58 or _at(data, at + 16) != 58:
+    separators = (_at(data, at + 4), _at(data, at + 7), _at(data, at + 10), _at(data, at + 13), _at(data, at + 16))
+    if separators != (MINUS, MINUS, SPACE, COLON, COLON):
         return -1
     year, month, day = _fixed_digits(data, at, 4), _fixed_digits(data, at + 5, 2), _fixed_digits(data, at + 8, 2)
     hour, minute, second = _fixed_digits(data, at + 11, 2), _fixed_digits(data, at + 14, 2), _fixed_digits(data, at + 17, 2)
-    if year < 1 or month < 1 or month > 12 or day < 1 or hour < 0 or hour > 23 or minute < 0 or minute > 59 or second < 0 or second > 59:
-        return -1
-    if day > _days_in_month(year, month):
+    if year < 1 or not 1 <= month <= 12 or not 1 <= day <= _days_in_month(year, month):
+        return -1  # a field with a non-digit reads as -1, which these ranges refuse too
+    if not 0 <= hour <= 23 or not 0 <= minute <= 59 or not 0 <= second <= 59:
         return -1
     micros = 0
     if fraction_digits > 0:
@@ -292,14 +293,24 @@ def _float(data, at, end, row, slot, floats):  # type: ignore[no-untyped-def]
 
 @njit(**HELPER)
 def _bool(data, at, end, row, slot, ints):  # type: ignore[no-untyped-def]
-    if at + 4 <= end and _at(data, at) == 84 and _at(data, at + 1) == 114 and _at(data, at + 2) == 117 and _at(data, at + 3) == 101:  # True
+    if _holds_at(data, at, end, TRUE):
         ints[slot, row] = 1
-        return at + 4
-    if (at + 5 <= end and _at(data, at) == 70 and _at(data, at + 1) == 97 and _at(data, at + 2) == 108 and _at(data, at + 3) == 115
-            and _at(data, at + 4) == 101):  # False
+        return at + len(TRUE)
+    if _holds_at(data, at, end, FALSE):
         ints[slot, row] = 0
-        return at + 5
+        return at + len(FALSE)
     return -1
+
+
+@njit(**INLINED)
+def _holds_at(data, at, end, text):  # type: ignore[no-untyped-def]
+    """Whether ``data[at:end]`` starts with ``text`` (a tuple of byte values)."""
+    if at + len(text) > end:
+        return False
+    for offset in range(len(text)):
+        if _at(data, at + offset) != text[offset]:
+            return False
+    return True
 
 
 @njit(**HELPER)

@@ -124,7 +124,10 @@ def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None =
     position first (``sglang_templates``); the general reader takes the rest and teaches the book."""
     block = log_lines.make_block(data, first_line_no)
     templated, covered, settled = read_templated(block, book) if book is not None else ([], None, None)
-    general, taken = read_stats(block, settled) if settled is None or not settled.all() else ({}, np.zeros(block.size, dtype=bool))
+    if settled is not None and settled.all():  # every line read by a template, or without " batch"
+        general, taken = {}, np.zeros(block.size, dtype=bool)
+    else:
+        general, taken = read_stats(block, settled)
     if book is not None:
         for rows in general.values():
             book.learn_from(block, rows.line_index)

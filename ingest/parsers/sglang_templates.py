@@ -5,8 +5,10 @@ holds only a handful of line shapes (one per SGLang build, logging setup and DP 
 layout). The general reader (``sglang_stats``) accepts any key order, spacing and value
 spelling, and pays for it with many passes per block. Once it has read a line, this
 module turns that line into a *template*: its prefix shape and wrapper, stem, separator
-and ordered keys, as one anchored pattern. A block's lines that match a template in
-full are then read by byte position: the k-th ", " after the stem ends the k-th value.
+and ordered keys, as one anchored pattern and as the same shape in steps (``template_steps``).
+A block's lines go through one compiled pass (``log_kernels.scan_lines``) that matches
+each against the templates' steps and reads the values of those that match in full;
+Arrow then builds the columns (rank tags, labels, unknown keys) from the bounds it kept.
 
 Only shapes whose reading is unambiguous become templates: a ``[date time(.ms) TAGS] ``
 or custom-logging prefix, each value a plain number (or ``True``/``False`` for the graph
@@ -66,7 +68,7 @@ LEARNABLE = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity: the steps are an array
 class Template:
     """One line shape: ``pattern`` matches its lines whole, and ``steps`` is the same shape as a
     program for the compiled reader (``log_kernels``); ``literals`` holds the text it compares."""
