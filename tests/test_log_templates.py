@@ -130,3 +130,29 @@ def test_respelled_lines_read_the_same_through_templates(source: Path, tmp_path:
     respelled.write_text(_respelled(source.read_text() * 3, seed=len(source.name)))
     general, templated, _ = parse_both(respelled, monkeypatch, block_bytes=700)
     assert_same(general, templated)
+
+
+def _block_of(lines: list[str]) -> log_lines.Block:
+    import numpy as np
+
+    return log_lines.make_block(np.frombuffer(bytearray("".join(lines).encode()), dtype=np.uint8), 1)
+
+
+def test_a_new_shape_is_learned_from_a_few_lines_before_its_block_is_read() -> None:
+    line = "[2026-01-01 10:00:{:02d} TP0] Decode batch. #running-req: {}, #token: 10, gen throughput (token/s): 5.1\n"
+    block = _block_of(["server started\n"] + [line.format(index % 60, index) for index in range(200)])
+    book = TemplateBook()
+    rows, taken, settled = sglang_templates.read_templated(block, book)
+    assert len(book.templates) == 1
+    assert taken.sum() == 200 and settled.all()  # every stats line by the template, none left to the general reader
+    assert rows[0].columns["running_req"].to_pylist() == list(range(200))
+
+
+def test_shapes_that_cannot_be_learned_stop_the_tries_to_learn_first() -> None:
+    line = "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: {}, cache hit rate: 2.76%\n"  # a percent value
+    block = _block_of([line.format(index) for index in range(100)])
+    book = TemplateBook()
+    for _ in range(sglang_templates.LEARN_FIRST_FRUITLESS + 2):
+        _, taken, settled = sglang_templates.read_templated(block, book)
+        assert not taken.any() and not settled[:100].any()  # all left to the general reader
+    assert book.fruitless_tries == sglang_templates.LEARN_FIRST_FRUITLESS and not book.templates

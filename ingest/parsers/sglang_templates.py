@@ -40,11 +40,18 @@ from ingest.parsers.sglang_stats import (
     _json_objects,
     _Members,
     rank_columns,
+    read_stats,
 )
 from ingest.tables import SCHEMAS
 
 MAX_TEMPLATES = 24  # per file; a log with more shapes than this is read by the general reader
 LEARN_PER_BLOCK = 4  # lines of a block the general reader took that are tried as new templates
+# A block where many lines hold " batch" but match no template shows a shape not learned yet (the
+# file's start, a restart with another logging setup): the general reader reads a few of them first,
+# to learn it before the block is read, rather than after (when the next block is already in flight).
+LEARN_FIRST_FROM = 64  # such lines a block must hold to try it
+LEARN_FIRST_SAMPLE = 16  # lines the general reader reads for it
+LEARN_FIRST_FRUITLESS = 8  # tries per file that may learn nothing (shapes that cannot become templates)
 
 # What a value must look like for its kind to be read by position; the general reader takes the rest.
 VALUE_PATTERNS = {
@@ -201,6 +208,7 @@ class TemplateBook:
     tried: set[str] = field(default_factory=set)  # patterns already learned or refused
     recent_hits: dict[str, int] = field(default_factory=dict)  # pattern → lines it matched in the last block
     programs: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    fruitless_tries: int = 0  # learn-first tries that learned nothing
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def snapshot(self) -> list[Template]:
@@ -220,8 +228,9 @@ class TemplateBook:
         with self.lock:
             self.recent_hits.update(hits)
 
-    def learn_from(self, block: Block, line_indexes: np.ndarray) -> None:
-        """Learn templates from some of the lines the general reader took in ``block``."""
+    def learn_from(self, block: Block, line_indexes: np.ndarray) -> int:
+        """Learn templates from some of the lines the general reader took in ``block``; how many are new."""
+        learned = 0
         for index in line_indexes[:LEARN_PER_BLOCK].tolist():
             template = learn(block.line_text(index))
             if template is None:
@@ -230,16 +239,33 @@ class TemplateBook:
                 if template.pattern not in self.tried and len(self.templates) < MAX_TEMPLATES:
                     self.tried.add(template.pattern)
                     self.templates.append(template)
+                    learned += 1
+        return learned
 
 
 def read_templated(block: Block, book: TemplateBook) -> tuple[list[StatsRows], np.ndarray, np.ndarray]:
     """Rows of the lines that match one of ``book``'s templates, a mask of those lines, and a mask of
-    the lines the general reader need not look at: those, and the lines without " batch" in them."""
-    taken = np.zeros(block.size, dtype=bool)
+    the lines the general reader need not look at: those, and the lines without " batch" in them.
+
+    When many lines are left to the general reader, it first reads a few of them to teach the book
+    (``LEARN_FIRST_FROM``), and the block is read again with what was learned."""
+    rows, taken, settled = _read_with_templates(block, book)
+    unsettled = np.flatnonzero(~settled)
+    if len(unsettled) < LEARN_FIRST_FROM or book.fruitless_tries >= LEARN_FIRST_FRUITLESS:
+        return rows, taken, settled
+    sample = np.ones(block.size, dtype=bool)
+    sample[unsettled[:LEARN_FIRST_SAMPLE]] = False
+    read, _ = read_stats(block, skip=sample)
+    if not sum(book.learn_from(block, stats.line_index) for stats in read.values()):
+        book.fruitless_tries += 1
+        return rows, taken, settled
+    return _read_with_templates(block, book)
+
+
+def _read_with_templates(block: Block, book: TemplateBook) -> tuple[list[StatsRows], np.ndarray, np.ndarray]:
     templates = book.snapshot()
-    if not templates:
-        return [], taken, taken
     scan = _scan(block, book, templates)
+    taken = np.zeros(block.size, dtype=bool)
     taken[scan.line[: scan.count]] = True
     hits = np.bincount(scan.template[: scan.count], minlength=len(templates))
     book.record({template.pattern: int(count) for template, count in zip(templates, hits.tolist(), strict=True)})
@@ -266,7 +292,7 @@ class _Scan:
 
 def _scan(block: Block, book: TemplateBook, templates: list[Template]) -> _Scan:
     steps, literals, program_bounds = book.program(templates)
-    slots = max(len(template.keys) for template in templates)
+    slots = max((len(template.keys) for template in templates), default=0)
     lines = block.size
     scan = _Scan(
         count=0,
@@ -296,7 +322,8 @@ def _program(templates: list[Template]) -> tuple[np.ndarray, np.ndarray, np.ndar
         bounds.append((first_step, first_step + len(program)))
         first_step += len(program)
         literals += template.literals
-    return np.concatenate(programs), np.frombuffer(bytes(literals), dtype=np.uint8), np.array(bounds, dtype=np.int64)
+    steps = np.concatenate(programs) if programs else np.empty((0, 3), dtype=np.int64)
+    return steps, np.frombuffer(bytes(literals), dtype=np.uint8), np.array(bounds, dtype=np.int64).reshape(-1, 2)
 
 
 def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarray) -> StatsRows:
