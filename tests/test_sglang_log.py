@@ -343,6 +343,16 @@ def test_blocks_end_at_newlines_and_join_back_to_the_file(tmp_path: Path, block_
     assert sum(log_lines._line_count(np.frombuffer(block, dtype=np.uint8)) for block in blocks) == text.count("\n") + 1
 
 
+def test_a_block_still_held_is_never_read_over(tmp_path: Path) -> None:
+    # blocks are read into buffers used again once nothing refers to them: here every block is kept
+    text = "".join(f"line {index} " + "x" * (index % 50) + "\n" for index in range(3000))
+    source = tmp_path / "log"
+    source.write_text(text)
+    kept = list(log_lines.iter_blocks(source, block_bytes=1000))
+    assert len(kept) > 50
+    assert b"".join(block.tobytes() for block in kept) == text.encode()
+
+
 def _small_blocks(iter_blocks, size):  # type: ignore[no-untyped-def]
     return lambda path, on_progress=None, block_bytes=size: iter_blocks(path, on_progress, size)
 
