@@ -248,20 +248,19 @@ def kernels() -> ModuleType:
 class Block:
     """A run of whole lines held once in memory; lines are addressed by byte offsets.
 
-    ``lines`` is a zero-copy Arrow view of ``data``, one element per line *with*
+    ``lines`` is a zero-copy Arrow view of ``array``, one element per line *with*
     its line break (patterns that anchor at the end allow for ``\\r?\\n?``), so
     Arrow compute (find_substring, match_substring_regex, ...) runs over a whole
     block at once instead of a Python loop per line. ``starts``/``ends`` give each
     line's content without the line break.
     """
 
-    data: np.ndarray | bytes  # the block as read (bytes only when re-encoded from invalid UTF-8)
-    array: np.ndarray  # uint8 view of data
+    array: np.ndarray  # the block's bytes (uint8)
     starts: np.ndarray  # int64: first byte of each line
     ends: np.ndarray  # int64: one past its last byte, without "\\r\\n"
     lines: pa.StringArray
     first_line_no: int  # 1-based number of the first line in the file
-    buffer: pa.Buffer  # data as an Arrow buffer (one wrapper, shared by every view cut from it)
+    buffer: pa.Buffer  # the bytes as an Arrow buffer (one wrapper, shared by every view cut from it)
 
     @property
     def size(self) -> int:
@@ -284,7 +283,7 @@ def make_block(data: np.ndarray | bytes | bytearray, first_line_no: int) -> Bloc
         lines.validate(full=True)  # UTF-8 check in C++, ~20x faster than bytes.decode
     except pa.ArrowInvalid:
         return make_block(array.tobytes().decode("utf-8", errors="replace").encode("utf-8"), first_line_no)
-    return Block(data, array, starts, ends, lines, first_line_no, buffer)
+    return Block(array, starts, ends, lines, first_line_no, buffer)
 
 
 def substrings(buffer: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> pa.StringArray:
