@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ingest.parsers.sglang_stats import BATCH as STEM_SEARCH
 from ingest.parsers.template_steps import (
     BOOL_VALUE,
     BRACKET_TAGS,
@@ -55,7 +56,9 @@ HELPER = COMPILED
 EXACT_MANTISSA = 2**53
 ZERO, NINE, MINUS, DOT, COMMA, COLON, SPACE, TAB, NEWLINE, RETURN = (ord(char) for char in "09-.,: \t\n\r")
 UNDERSCORE, UPPER_A, UPPER_Z = ord("_"), ord("A"), ord("Z")
-BATCH, TRUE, FALSE = tuple(b" batch"), tuple(b"True"), tuple(b"False")  # byte values: numba constants
+# Byte values (numba constants). " batch" is the general reader's own search (sglang_stats.BATCH): a line
+# without it is one the general reader would not take, which is what lets scan_lines skip it.
+BATCH, TRUE, FALSE = tuple(STEM_SEARCH.encode()), tuple(b"True"), tuple(b"False")
 
 
 @njit(**COMPILED)
