@@ -1,5 +1,3 @@
-import sys
+from ingest.cli import run
 
-from ingest.cli import main
-
-sys.exit(main())
+run()

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from ingest import store
 from ingest.errors import IngestError
@@ -221,5 +222,19 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run() -> NoReturn:
+    """The ``specdash`` command: ``main``, then leave without tearing the interpreter down.
+
+    Once a log has been read, interpreter shutdown walks numba's and LLVM's objects through
+    several garbage collections: 0.2 s of a 4 s ingest of 1 GB (measured). Everything the
+    command writes is committed and its files closed by then, so only the output streams
+    need flushing.
+    """
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
