@@ -12,6 +12,7 @@ generator's source, and never committed.
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shlex
 import sys
@@ -26,6 +27,15 @@ from bench.harness import MIN_REPEATS, Section, append_results, bench_dir, free_
 
 BENCHMARKS = ("log", "trace", "dashboard")
 DISK_NEEDED_GB = 4.0  # 1 GB log + 0.1 GB log + trace + stores, with room to spare
+
+
+def compile_project() -> None:
+    """Byte-compile specdash's own modules once, as a regular install does. ``pip install -e`` does
+    not, and where PYTHONDONTWRITEBYTECODE is set (the machines we bench on set it) Python never
+    writes them: every ``specdash`` process timed here would first compile the 37 modules a log
+    ingest imports (0.08 s a run, measured)."""
+    for package in ("ingest", "dashboard"):
+        compileall.compile_dir(ROOT / package, quiet=1)
 
 
 def run_one(name: str, scale: float, repeats: int) -> Section:
@@ -66,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         command = f"make bench ({command})"
     if os.environ.get("SPECDASH_BENCH_SCALE"):
         command = f"SPECDASH_BENCH_SCALE={os.environ['SPECDASH_BENCH_SCALE']} {command}"
+    compile_project()
     started = time.perf_counter()
     sections: list[Section] = []
     for name in chosen:
