@@ -230,8 +230,11 @@ def run() -> NoReturn:
     command writes is committed and its files closed by then, so only the output streams
     need flushing.
     """
-    code = main()
-    sys.stdout.flush()
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (``specdash status | head``): nothing left to say
+        code = 1
     sys.stderr.flush()
     os._exit(code)
 

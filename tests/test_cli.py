@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from ingest.cli import main
@@ -57,6 +59,24 @@ def test_bad_input_gives_one_clear_line_and_exit_1(
     assert len(failure) == 1 and str(path) in failure[0] and expected in failure[0]
     assert "bench_json, 8 rows loaded" in result.stdout  # the good file still loaded
     assert f"1 of 2 files failed: {path}" in result.stderr
+
+
+def test_the_command_leaves_its_output_and_store_complete(isolated_store: Path) -> None:
+    """``specdash`` ends with os._exit (no interpreter teardown): what it printed and stored must all be there."""
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+
+    def specdash(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "ingest", *args, "--db", str(isolated_store)]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
+
+    ingested = specdash("ingest", str(DEMO_K2 / "server.log"))
+    assert ingested.returncode == 0, ingested.stderr
+    with duckdb.connect(str(isolated_store), read_only=True) as con:
+        decode = con.execute("SELECT count(*) FROM decode_stats").fetchone()[0]
+        stored = decode + sum(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in ("prefill_stats", "server_configs"))
+    assert decode > 0 and f"{stored} rows loaded" in ingested.stdout
+    status = specdash("status")  # prints without flushing: its output is still in the buffer at the end
+    assert status.returncode == 0 and f"{'decode_stats':<16} {decode:>10,} rows" in status.stdout
 
 
 def test_missing_path_is_named(isolated_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
