@@ -156,3 +156,27 @@ def test_shapes_that_cannot_be_learned_stop_the_tries_to_learn_first() -> None:
         _, taken, settled = sglang_templates.read_templated(block, book)
         assert not taken.any() and not settled[:100].any()  # all left to the general reader
     assert book.fruitless_tries == sglang_templates.LEARN_FIRST_FRUITLESS and not book.templates
+
+
+def test_a_shape_learned_meanwhile_by_another_block_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks are read two at a time: the first two of a new shape both try to learn it, and the one
+    that finds it already learned must still read its lines with it, not leave them to the general reader."""
+    line = "[2026-01-01 10:00:{:02d} TP0] Decode batch. #running-req: {}, #token: 10, gen throughput (token/s): 5.1\n"
+    block = _block_of([line.format(index % 60, index) for index in range(200)])
+    other_block = _block_of([line.format(index % 60, index + 1000) for index in range(100)])
+    book = TemplateBook()
+    first_read = sglang_templates._read_with_templates
+    reads: list[log_lines.Block] = []
+
+    def read_then_the_other_block_learns(block: log_lines.Block, book: TemplateBook):  # type: ignore[no-untyped-def]
+        reads.append(block)
+        result = first_read(block, book)
+        if len(reads) == 1:  # the other block learns the shape while this one's first read is done
+            sglang_templates.read_templated(other_block, book)
+        return result
+
+    monkeypatch.setattr(sglang_templates, "_read_with_templates", read_then_the_other_block_learns)
+    rows, taken, settled = sglang_templates.read_templated(block, book)
+    assert len(book.templates) == 1 and book.fruitless_tries == 0
+    assert taken.all() and settled.all()
+    assert rows[0].columns["running_req"].to_pylist() == list(range(200))

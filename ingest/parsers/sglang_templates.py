@@ -224,6 +224,10 @@ class TemplateBook:
             self.programs[key] = _program(templates)
         return self.programs[key]
 
+    def size(self) -> int:
+        with self.lock:
+            return len(self.templates)
+
     def record(self, hits: dict[str, int]) -> None:
         with self.lock:
             self.recent_hits.update(hits)
@@ -248,7 +252,9 @@ def read_templated(block: Block, book: TemplateBook) -> tuple[list[StatsRows], n
     the lines the general reader need not look at: those, and the lines without " batch" in them.
 
     When many lines are left to the general reader, it first reads a few of them to teach the book
-    (``LEARN_FIRST_FROM``), and the block is read again with what was learned."""
+    (``LEARN_FIRST_FROM``), and the block is read again with what was learned, here or meanwhile in
+    another block: blocks are read two at a time, and the first blocks of a shape learn it together."""
+    known = book.size()
     rows, taken, settled = _read_with_templates(block, book)
     unsettled = np.flatnonzero(~settled)
     if len(unsettled) < LEARN_FIRST_FROM or book.fruitless_tries >= LEARN_FIRST_FRUITLESS:
@@ -256,7 +262,8 @@ def read_templated(block: Block, book: TemplateBook) -> tuple[list[StatsRows], n
     sample = np.ones(block.size, dtype=bool)
     sample[unsettled[:LEARN_FIRST_SAMPLE]] = False
     read, _ = read_stats(block, skip=sample)
-    if not sum(book.learn_from(block, stats.line_index) for stats in read.values()):
+    learned = sum(book.learn_from(block, stats.line_index) for stats in read.values())
+    if not learned and book.size() == known:
         book.fruitless_tries += 1
         return rows, taken, settled
     return _read_with_templates(block, book)
