@@ -35,11 +35,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         for warning in report.warnings[: args.show_warnings]:
             print(f"  warning: {warning}", file=sys.stderr)
 
+    def show_json(report: FileReport) -> None:
+        print(json.dumps(report.record()), flush=True)
+
     if args.clock_skew is not None:
         store.set_meta(db, "clock_skew_s", str(args.clock_skew))
     reports = ingest_paths(
         args.paths, db, phase=args.phase, variant=args.variant, options=options, replace=args.replace,
-        on_report=show, progress=bar_for,
+        on_report=show_json if args.json else show, progress=None if args.json else bar_for,
     )
     failed = [report for report in reports if report.failed]
     if failed:
@@ -157,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ingest.add_argument("--replace", action="store_true", help="swap an already-ingested file's rows for a fresh parse")
     ingest.add_argument("--show-warnings", type=int, default=5, metavar="N", help="warnings to print per file")
+    ingest.add_argument("--json", action="store_true",
+                        help="one JSON object per file on stdout as it finishes (status, summary, all warnings)")
     ingest.set_defaults(func=cmd_ingest)
 
     serve = sub.add_parser("serve", help="start the dashboard")

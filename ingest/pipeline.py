@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -52,6 +53,14 @@ class FileReport:
         skipped = f"; skipped {self.lines_skipped} lines ({reasons})" if self.lines_skipped else ""
         speed = rate_note(self.size_bytes, self.seconds)
         return f"{self.path}: {self.kind}, {self.rows_loaded} rows loaded{skipped}{speed}"
+
+    def record(self) -> dict[str, Any]:
+        """The report as JSON values: what ``specdash ingest --json`` prints, one line per file."""
+        return {
+            "path": str(self.path), "status": self.status, "kind": self.kind, "source_id": self.source_id,
+            "rows_loaded": self.rows_loaded, "lines_skipped": self.lines_skipped, "skipped": dict(self.skipped),
+            "summary": self.summary(), "warnings": self.warnings,
+        }
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:

@@ -79,6 +79,16 @@ def test_the_command_leaves_its_output_and_store_complete(isolated_store: Path) 
     assert status.returncode == 0 and f"{'decode_stats':<16} {decode:>10,} rows" in status.stdout
 
 
+def test_json_reports_one_object_per_file(isolated_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello, not a log\n")
+    assert main(["ingest", str(DEMO_K2 / "bench.json"), str(bad), "--json"]) == 1
+    first, second = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    assert (first["status"], first["kind"], first["rows_loaded"]) == ("loaded", "bench_json", 8)
+    assert first["summary"].startswith(f"{DEMO_K2 / 'bench.json'}: bench_json, 8 rows loaded")
+    assert second["status"] == "failed" and second["summary"].startswith(f"FAILED  {bad}:")
+
+
 def test_missing_path_is_named(isolated_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ingest", "/no/such/file.log"]) == 1
     assert "/no/such/file.log: no such file" in capsys.readouterr().err
