@@ -1,4 +1,4 @@
-"""Ingest from the browser: uploaded files go through the same pipeline as ``specdash ingest``.
+"""Ingest from the browser: uploaded files go through ``specdash ingest`` itself.
 
 Uploads are written under a fresh directory beside the store
 (``<store>.uploads/<batch>/<original name>``) and ingested there in one call, so a
@@ -6,19 +6,25 @@ benchmark and its server log uploaded together are linked like files of one CLI
 call. Files that loaded are kept, because the Run page reads raw log lines back
 from ``sources.path``; files that failed or were already in the store are removed.
 Only the file's base name is used: no upload can name a path on the server.
+
+The ingest runs in a child process (``python -m ingest ingest --json``), not in the
+dashboard's: reading a log loads numba and LLVM (~160 MB that a process keeps), and a
+big file's parse would hold memory and the GIL while other users browse.
 """
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
+import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO
-
-from ingest.pipeline import FileReport, ingest_paths
+from typing import Any, BinaryIO
 
 ALLOWED_TYPES = ("json", "jsonl", "log", "txt", "out", "gz")
 
@@ -72,27 +78,51 @@ def ingest_uploads(
     """Write the uploads, ingest them in one call, report per file under its original name."""
     if not files:
         return []
-    written = write_batch(files, db_path)
+    written = [(name, path.resolve()) for name, path in write_batch(files, db_path)]
     names = {str(path): name for name, path in written}
+    statuses: dict[str, str] = {}
     reports: list[UploadReport] = []
 
-    def shown(report: FileReport) -> UploadReport:
-        name = names.get(str(report.path), report.path.name)
-        text = report.summary().replace(str(report.path), name)
-        warnings = [w.replace(str(report.path), name) for w in report.warnings]
-        return UploadReport(name, report.status, text, warnings)
-
-    def collect(report: FileReport) -> None:
-        reports.append(shown(report))
+    def collect(report: UploadReport) -> None:
+        reports.append(report)
         if on_progress is not None:
-            on_progress(len(reports), len(written), reports[-1])
+            on_progress(len(reports), len(written), report)
 
-    results = ingest_paths([path for _, path in written], db_path, phase=phase or None, variant=variant or None,
-                           on_report=collect)
-    for result in results:
-        if result.status != "loaded" and result.path.is_file():
-            result.path.unlink()
-    batch = written[0][1].parent if written else None
-    if batch is not None and batch.is_dir() and not any(batch.iterdir()):
+    for record in ingest_records([path for _, path in written], db_path, phase=phase, variant=variant):
+        path, name = record["path"], names.get(record["path"], Path(record["path"]).name)
+        statuses[path] = record["status"]
+        warnings = [warning.replace(path, name) for warning in record["warnings"]]
+        collect(UploadReport(name, record["status"], record["summary"].replace(path, name), warnings))
+    for name, path in written:
+        if str(path) not in statuses:
+            statuses[str(path)] = "failed"
+            collect(UploadReport(name, "failed", f"FAILED  {name}: {NOT_REPORTED}"))
+    for _, path in written:
+        if statuses[str(path)] != "loaded" and path.is_file():
+            path.unlink()
+    batch = written[0][1].parent
+    if batch.is_dir() and not any(batch.iterdir()):
         batch.rmdir()
     return reports
+
+
+NOT_REPORTED = "the ingest stopped before reporting on this file; the store is unchanged for it (the server's log says why)"
+
+
+def ingest_records(
+    paths: list[Path], db_path: Path, *, phase: str | None = None, variant: str | None = None
+) -> Iterator[dict[str, Any]]:
+    """``specdash ingest --json`` on ``paths`` in a child process: each file's report as it finishes.
+    Files the child did not report on (it was killed, or crashed) are left for the caller to name."""
+    command = [sys.executable, "-m", "ingest", "ingest", *map(str, paths), f"--db={db_path.resolve()}", "--json"]
+    command += [f"--phase={phase}"] if phase else []
+    command += [f"--variant={variant}"] if variant else []
+    with tempfile.TemporaryFile(mode="w+") as errors:  # read after the child ends: a pipe could fill and stall it
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True) as child:
+            assert child.stdout is not None
+            for line in child.stdout:
+                yield json.loads(line)
+        if child.returncode not in (0, 1):  # 1: some file failed, and said so in its report
+            errors.seek(0)
+            print(f"specdash: ingest of uploads ended with exit code {child.returncode}\n{errors.read()[-4000:]}",
+                  file=sys.stderr)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import gzip
 import io
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -70,6 +72,32 @@ def test_uploads_are_ingested_together_under_their_own_names(tmp_path: Path) -> 
     assert kept == ["bench.json", "server.log"]  # the failed file is removed; nothing escaped the upload folder
     linked = data.frame(db, "SELECT DISTINCT link_method FROM session_logs")["link_method"].tolist()
     assert linked == ["same ingest call"]
+
+
+def test_uploads_are_ingested_outside_the_dashboard_process(tmp_path: Path) -> None:
+    """Reading a log loads numba and LLVM (~160 MB a process keeps): the dashboard's server must not."""
+    code = (
+        "import io, sys\n"
+        "from pathlib import Path\n"
+        "from dashboard import uploads\n"
+        f"log = Path({str(DEMO_K2 / 'server.log')!r}).read_bytes()\n"
+        f"[report] = uploads.ingest_uploads([('server.log', io.BytesIO(log))], Path({str(tmp_path / 'store.duckdb')!r}))\n"
+        "print(report.status, 'numba' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.stdout.split() == ["loaded", "False"], result.stderr
+    assert data.frame(tmp_path / "store.duckdb", "SELECT count(*) AS n FROM decode_stats")["n"].item() > 0
+
+
+def test_files_the_ingest_never_reported_on_are_failed_and_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "store.duckdb"
+    monkeypatch.setattr(uploads, "ingest_records", lambda paths, db_path, **_: iter([]))  # as if the child was killed
+    progress: list[tuple[int, int]] = []
+    reports = uploads.ingest_uploads([("a.json", io.BytesIO(b"{}")), ("b.log", io.BytesIO(b"x\n"))], db,
+                                     on_progress=lambda done, total, _: progress.append((done, total)))
+    assert [(r.name, r.status) for r in reports] == [("a.json", "failed"), ("b.log", "failed")]
+    assert reports[0].summary == f"FAILED  a.json: {uploads.NOT_REPORTED}" and progress == [(1, 2), (2, 2)]
+    assert not uploads.upload_root(db).exists() or not any(uploads.upload_root(db).rglob("*.*"))
 
 
 def test_uploading_the_same_bytes_again_is_a_no_op(tmp_path: Path) -> None:
