@@ -24,8 +24,9 @@ def test_dashboard_data_layer_imports_no_streamlit() -> None:
 
 
 def test_numba_is_loaded_only_to_read_a_log() -> None:
-    """numba and LLVM add ~110 MB to a process: the dashboard imports the parsers (to ingest
-    uploads) and must not pay for them until it reads a log."""
+    """numba and LLVM add ~110 MB to a process: the dashboard imports the ``ingest`` package (its
+    store and decisions), which brings the parsers, and must not pay for numba (it never reads a log:
+    uploads are ingested by a child process)."""
     code = (
         "import sys, ingest.pipeline, ingest.formats, dashboard.data\n"
         "ingest.formats.registered_formats()\n"
