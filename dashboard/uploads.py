@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 ALLOWED_TYPES = ("json", "jsonl", "log", "txt", "out", "gz")
+# The child runs from the project's folder, so ``python -m ingest`` finds the package even when it
+# is not installed (``streamlit run dashboard/app.py`` from a checkout, which app.py allows for).
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass
@@ -118,7 +121,7 @@ def ingest_records(
     command += [f"--phase={phase}"] if phase else []
     command += [f"--variant={variant}"] if variant else []
     with tempfile.TemporaryFile(mode="w+") as errors:  # read after the child ends: a pipe could fill and stall it
-        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True) as child:
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True, cwd=PROJECT_ROOT) as child:
             assert child.stdout is not None
             for line in child.stdout:
                 yield json.loads(line)
