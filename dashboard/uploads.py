@@ -30,6 +30,7 @@ ALLOWED_TYPES = ("json", "jsonl", "log", "txt", "out", "gz")
 # The child runs from the project's folder, so ``python -m ingest`` finds the package even when it
 # is not installed (``streamlit run dashboard/app.py`` from a checkout, which app.py allows for).
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+NOT_REPORTED = "the ingest stopped before reporting on this file; the store is unchanged for it (the server's log says why)"
 
 
 @dataclass
@@ -107,9 +108,6 @@ def ingest_uploads(
     if batch.is_dir() and not any(batch.iterdir()):
         batch.rmdir()
     return reports
-
-
-NOT_REPORTED = "the ingest stopped before reporting on this file; the store is unchanged for it (the server's log says why)"
 
 
 def ingest_records(
