@@ -36,6 +36,14 @@ def scanned(template: Template, lines: list[str]) -> tuple[dict[int, int], objec
     return {int(scan.line[row]): row for row in range(scan.count)}, scan
 
 
+def scanned_variant(line: str, part: str, replacement: str) -> tuple[Template, dict[int, int], object]:
+    """``line``'s template run over ``line`` with ``part`` replaced: (the template, rows, the scan)."""
+    template = learn(line)
+    assert template is not None
+    rows, scan = scanned(template, [line.replace(part, replacement)])
+    return template, rows, scan
+
+
 def test_ordinary_lines_are_read_by_their_template() -> None:
     for line in (BRACKET_LINE, CUSTOM_LINE):
         template = learn(line)
@@ -62,9 +70,7 @@ def test_ordinary_lines_are_read_by_their_template() -> None:
     ],
 )
 def test_impossible_moments_are_left_to_the_general_reader(stamp: str, read: bool) -> None:
-    template = learn(BRACKET_LINE)
-    assert template is not None
-    rows, scan = scanned(template, [BRACKET_LINE.replace("2026-05-07 15:49:32.359", stamp)])
+    _, rows, scan = scanned_variant(BRACKET_LINE, "2026-05-07 15:49:32.359", stamp)
     assert bool(rows) is read
     if read:
         micros = int(scan.marks[0][0])
@@ -86,10 +92,7 @@ def test_impossible_moments_are_left_to_the_general_reader(stamp: str, read: boo
     ],
 )
 def test_floats_are_read_exactly_or_not_at_all(value: str, read: bool) -> None:
-    template = learn(CUSTOM_LINE)
-    assert template is not None
-    line = CUSTOM_LINE.replace("token usage: 0.28", f"token usage: {value}")
-    rows, scan = scanned(template, [line])
+    template, rows, scan = scanned_variant(CUSTOM_LINE, "token usage: 0.28", f"token usage: {value}")
     assert bool(rows) is read
     if read:
         slot = template.keys.index("token usage")
