@@ -136,3 +136,34 @@ def test_progress_bar_shows_bytes_per_second_for_big_files(monkeypatch: pytest.M
     assert terminal.text.endswith("\r")
     assert progress.rate_note(300_000_000, 1.0) == ", 300 MB in 1.0 s (300 MB/s)"
     assert progress.rate_note(1_000, 1.0) == ""
+
+
+def run_python(code: str) -> str:
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1]
+
+
+LOGS = sorted(str(path) for path in (ROOT / "tests" / "fixtures" / "logs").glob("*.log"))
+
+
+def test_the_program_ingests_logs_without_loading_pandas(isolated_store: Path) -> None:
+    """pyarrow would import pandas on its first array conversion (0.1 s of a small ingest)."""
+    code = (
+        "import sys; from ingest.cli import main\n"
+        f"code = main(['ingest', *{LOGS!r}, '--db', {str(isolated_store)!r}], own_process=True)\n"
+        "loaded = 'pandas' in sys.modules\n"
+        "import pyarrow as pa\n"
+        "print(code, loaded, type(pa.table({'a': [1]}).to_pandas()).__name__)"
+    )
+    assert run_python(code) == "0 False DataFrame"  # and pyarrow still loads pandas when asked for it
+
+
+def test_pyarrow_keeps_its_pandas_handling_when_ingest_runs_in_another_program(isolated_store: Path) -> None:
+    code = (
+        "import sys; from ingest.cli import main\n"
+        f"main(['ingest', {LOGS[0]!r}, '--db', {str(isolated_store)!r}])\n"
+        "import pandas as pd, pyarrow as pa\n"
+        "print(pa.array(pd.Series([1, None], dtype='Int64')).null_count)"
+    )
+    assert run_python(code) == "1"
