@@ -215,7 +215,7 @@ def keep_pandas_unloaded() -> None:
 
     pyarrow imports pandas on its first conversion of any array, only to ask whether the input is
     a pandas object (apache/arrow#34994): 0.1 s with the GIL held and 30 MB, a seventh of the
-    ingest of a small log (measured: 0.75 → 0.65 s; 1 GB log: 4.37 → 4.22 s). pyarrow keeps that
+    ingest of a small log (measured: 0.82 → 0.70 s; 1 GB log: 4.24 → 4.10 s). pyarrow keeps that
     first answer: for the rest of the process it takes no input for a pandas object (``to_pandas``
     still works: it imports pandas then). So this is done only in a process of its own, the
     ``specdash`` program, where nothing hands pyarrow pandas objects. A no-op once pandas is loaded.
