@@ -616,7 +616,7 @@ def summarize_across_ranks(rank_summaries: dict[int, dict[str, Any]]) -> dict[st
         result[f"{key}_median"] = median(values) if values else None
         result[f"{key}_max"] = max(values) if values else None
     timed = {rank: s["median_cycle_ms"] for rank, s in rank_summaries.items() if s.get("median_cycle_ms") is not None}
-    result["slowest_rank"] = max(timed, key=lambda rank: timed[rank]) if timed else None
+    result["slowest_rank"] = max(sorted(timed), key=timed.__getitem__) if timed else None  # a tie: the lowest rank
     return result
 
 

@@ -257,6 +257,11 @@ def test_the_slowest_rank_sets_the_pace() -> None:
     assert summary["median_verify_comm_ms_median"] == pytest.approx(28.55)
 
 
+def test_of_ranks_tied_on_the_slowest_cycle_the_lowest_is_named() -> None:
+    tied = {rank: {"median_cycle_ms": 2.5 if rank != 1 else 2.0} for rank in (3, 1, 0, 2)}
+    assert summarize_across_ranks(tied)["slowest_rank"] == 0  # as the cycle_pace view says (migration 010)
+
+
 # --- the cycle model, without a trace -------------------------------------------------------------------
 
 def test_cycle_model_for_the_k2_drafter() -> None:

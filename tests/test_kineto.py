@@ -346,14 +346,16 @@ def test_store_views_agree_with_the_parser(isolated_store: Path) -> None:
             "s.verify_comm_share - t.verify_comm_share, s.complete_cycles - t.complete_cycles "
             "FROM cycle_rank_summary s JOIN trace_ranks t USING (source_id, rank)"
         ).fetchall()
-        pace = con.execute("SELECT ranks, median_verify_ms_max, verify_comm_share_max FROM cycle_pace WHERE profile_key = 'eagle'").fetchone()
+        pace = con.execute(
+            "SELECT ranks, median_verify_ms_max, verify_comm_share_max, slowest_rank FROM cycle_pace WHERE profile_key = 'eagle'"
+        ).fetchone()
         spread = con.execute("SELECT verify_comm_ms_min, verify_comm_ms_max FROM cycle_rank_spread WHERE profile_key = 'eagle' AND cycle_idx = 2").fetchone()
         public = con.execute("SELECT phase, kernel_class, duration_ms, experiment_phase FROM cycle_breakdown WHERE cycle_idx = 1 AND phase = 'verify' AND kernel_class = 'communication' AND rank = 1").fetchall()
     assert summary == [
         (0, pytest.approx(2.5), pytest.approx(1.38), pytest.approx(1000 / 1380), "k2-drafter"),
         (1, pytest.approx(2.5), pytest.approx(1.58), pytest.approx(1200 / 1580), "k2-drafter"),
     ]
-    assert pace == (2, pytest.approx(1.58), pytest.approx(1200 / 1580))
+    assert pace == (2, pytest.approx(1.58), pytest.approx(1200 / 1580), 0)  # both ranks 2.5 ms: the lower one
     assert len(sql_vs_python) == 3 and all(abs(d) < 1e-9 for row in sql_vs_python for d in row)
     assert spread == (pytest.approx(1.0), pytest.approx(1.2))  # the fastest rank ≈ the transfer, the rest is waiting
     assert public == [("verify", "communication", pytest.approx(1.2), "phase-0")]
