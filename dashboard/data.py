@@ -441,13 +441,11 @@ def session_runs(db_path: str | Path, session_id: str) -> pd.DataFrame:
     return frame(
         db_path,
         """
-        WITH per_run AS (
-            SELECT run_index, is_warmup,
-                   arg_max(tokens_per_step, decode_lines) AS tokens_per_step,
-                   arg_max(accepted_drafts_per_step, decode_lines) AS accepted_drafts_per_step,
-                   arg_max(gen_throughput_mean, decode_lines) AS log_gen_throughput,
-                   max(decode_lines) AS decode_lines
-            FROM {windows} GROUP BY ALL
+        WITH per_run AS (  -- the run's window with the most decode lines; of equal ones, the first log's
+            SELECT run_index, is_warmup, tokens_per_step, accepted_drafts_per_step,
+                   gen_throughput_mean AS log_gen_throughput, decode_lines
+            FROM {windows}
+            QUALIFY row_number() OVER (PARTITION BY run_index, is_warmup ORDER BY decode_lines DESC, log_source_id, segment) = 1
         )
         SELECT r.run_index, r.is_warmup, r.prompt_tokens, r.output_tokens, r.max_tokens, r.duration_s,
                coalesce(r.tok_per_s, r.output_tokens / r.duration_s) AS tok_per_s, r.hit_max_tokens,

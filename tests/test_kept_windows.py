@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,25 @@ def test_the_dashboard_reads_the_same_from_tables_and_views(demo_db: Path, tmp_p
                        ("variant_config", ("baseline", "phase-0"))]:
         kept, views = getattr(data, name)(demo_db, *args), getattr(data, name)(stale, *args)
         pd.testing.assert_frame_equal(kept, views, check_exact=False, rtol=1e-12, obj=name)
+
+
+def test_a_run_seen_by_two_logs_alike_takes_every_log_figure_from_the_same_one(isolated_store: Path, tmp_path: Path) -> None:
+    """Two logs with the same decode lines in a run's window (two DP ranks, say): the Run page's figures come
+    from one window, the same one every time (the lowest log source id), not a mix of both."""
+    other_rank = tmp_path / "server-dp1.log"
+    text = (K2 / "server.log").read_text()
+    other_rank.write_text(re.sub(r"accept len: (\d+\.\d+)", lambda m: f"accept len: {float(m[1]) + 0.5:.2f}", text))
+    ingest_paths([K2 / "bench.json", K2 / "server.log", other_rank], isolated_store, phase="phase-0", variant="k2-drafter")
+    session_id = query(isolated_store, "SELECT session_id FROM sessions")[0][0]
+    expected = query(
+        isolated_store,
+        """SELECT run_index, is_warmup, tokens_per_step, gen_throughput_mean, decode_lines FROM run_windows WHERE session_id = ?
+           QUALIFY row_number() OVER (PARTITION BY run_index, is_warmup ORDER BY decode_lines DESC, log_source_id, segment) = 1
+           ORDER BY run_index, is_warmup""",
+        [session_id],
+    )
+    tied = query(isolated_store, "SELECT count(DISTINCT log_source_id) FROM run_windows WHERE session_id = ? GROUP BY run_index", [session_id])
+    assert {count for (count,) in tied} == {2}  # both logs saw every run
+    runs = data.session_runs(isolated_store, session_id).sort_values(["run_index", "is_warmup"])
+    shown = list(runs[["run_index", "is_warmup", "tokens_per_step", "log_gen_throughput", "decode_lines"]].itertuples(index=False, name=None))
+    assert shown == [tuple(row) for row in expected]
