@@ -441,7 +441,7 @@ def session_runs(db_path: str | Path, session_id: str) -> pd.DataFrame:
     return frame(
         db_path,
         """
-        WITH per_run AS (  -- the run's window with the most decode lines; of equal ones, the first log's
+        WITH per_run AS (  -- the run's window with the most decode lines; of equal ones, the lowest log source id's
             SELECT run_index, is_warmup, tokens_per_step, accepted_drafts_per_step,
                    gen_throughput_mean AS log_gen_throughput, decode_lines
             FROM {windows}

@@ -83,7 +83,10 @@ st.dataframe(
         "tokens/step (log)": st.column_config.NumberColumn(help=definitions.TOKENS_PER_STEP),
         "drafts/step (log)": st.column_config.NumberColumn(help=definitions.ACCEPTED_DRAFTS),
         "gen tok/s (log)": st.column_config.NumberColumn(help="Mean of the server's gen throughput over the run's window, the first (idle-spanning) line excluded."),
-        "decode lines": st.column_config.NumberColumn(help="Server-log decode lines inside the run's time window."),
+        "decode lines": st.column_config.NumberColumn(
+            help="Server-log decode lines inside the run's time window. When several logs saw the run, the log with "
+                 "the most lines (of equal ones, the lowest source id); the row's other log figures come from it too."
+        ),
         "flag": st.column_config.TextColumn(help=definitions.SHORT_RUN, width="medium"),
     },
 )
