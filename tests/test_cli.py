@@ -182,7 +182,7 @@ def stored_rows(db: Path) -> dict[str, list[tuple]]:
         columns: dict[str, list[str]] = {}
         for table, column in con.execute(
             """SELECT table_name, column_name FROM information_schema.columns JOIN information_schema.tables USING (table_name)
-               WHERE table_type = 'BASE TABLE' ORDER BY table_name, ordinal_position"""  # views sum floats in any order
+               WHERE table_type = 'BASE TABLE' ORDER BY table_name, ordinal_position"""  # the views are computed from these
         ).fetchall():
             if column not in volatile:
                 columns.setdefault(table, []).append(f'"{column}"')
