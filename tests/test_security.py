@@ -413,6 +413,7 @@ def test_payloads_in_labels_file_names_and_decisions_never_run(app: App, page: P
         assert ("alert(11)" in body or "alert(41)" in body), f"{url}: the payload is not displayed, so nothing was tested"
     page.goto(f"{app.base}/")
     settle(page)
+    page.get_by_text("<img src=x onerror=alert(11)>").first.wait_for(timeout=30_000)  # a loaded CI machine renders late
     look()
     assert "<img src=x onerror=alert(11)>" in page.locator("body").inner_text()  # shown as text, not markup
 
