@@ -60,21 +60,31 @@ def lock_holder(error: Exception) -> str:
 WRITER_MEMORY_LIMIT = "96MB"
 
 
+def is_open_here_in_the_other_mode(error: Exception) -> bool:
+    """DuckDB shares one database per file within a process: a read-write connection cannot open while
+    a read-only one is open, nor the other way round (the dashboard's server reads on some threads
+    while it records a decision on another). Both kinds are short-lived, so this is waited out too."""
+    return "different configuration than existing connections" in str(error)
+
+
 def open_with_retry(db_path: Path, *, read_only: bool, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
-    """Open the store, waiting with backoff while another process holds the lock (``LOCK_WAIT_S`` by default)."""
+    """Open the store, waiting with backoff while another process holds the lock, or this process has it
+    open in the other mode (``LOCK_WAIT_S`` by default)."""
     wait_s = LOCK_WAIT_S if wait_s is None else wait_s
     deadline = time.monotonic() + wait_s
     delay = 0.02
     while True:
         try:
             return duckdb.connect(str(db_path), read_only=read_only)
-        except duckdb.IOException as error:
-            if not is_lock_error(error):
+        except (duckdb.IOException, duckdb.ConnectionException) as error:
+            here = is_open_here_in_the_other_mode(error)
+            if not (here or is_lock_error(error)):
                 raise IngestError(db_path, f"cannot open the store ({error})", hint="check --db / SPECDASH_DB") from error
             if time.monotonic() >= deadline:
+                holder = " (this process, in the other mode)" if here else f" by another process{lock_holder(error)}"
                 raise StoreBusy(
                     db_path,
-                    f"the store stayed locked by another process{lock_holder(error)} for {wait_s:g} s",
+                    f"the store stayed locked{holder} for {wait_s:g} s",
                     hint="wait for the other ingest to finish, or stop the process holding it",
                 ) from error
             time.sleep(delay)

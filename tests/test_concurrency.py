@@ -66,6 +66,45 @@ def test_a_lock_held_too_long_gives_store_busy_naming_the_holder(
     assert again.status == "loaded" and again.rows_loaded == 8
 
 
+def held_on_a_thread(db: Path, *, read_only: bool, seconds: float) -> threading.Thread:
+    """A connection of this process, in ``read_only`` mode, held open on a thread for ``seconds``."""
+    opened = threading.Event()
+
+    def hold() -> None:
+        with duckdb.connect(str(db), read_only=read_only):
+            opened.set()
+            time.sleep(seconds)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    opened.wait(10)
+    return thread
+
+
+@pytest.mark.parametrize("held_read_only", [True, False], ids=["writer waits for a reader", "reader waits for a writer"])
+def test_a_connection_in_the_other_mode_in_this_process_is_waited_out(isolated_store: Path, held_read_only: bool) -> None:
+    """The dashboard's server records decisions while other threads read: DuckDB refuses a read-write
+    connection beside a read-only one in one process (and the other way round)."""
+    with store.writer(isolated_store):
+        pass
+    holder = held_on_a_thread(isolated_store, read_only=held_read_only, seconds=0.5)
+    started = time.monotonic()
+    con = store.open_with_retry(isolated_store, read_only=not held_read_only, wait_s=10)
+    waited = time.monotonic() - started
+    con.close()
+    holder.join()
+    assert 0.3 <= waited < 5.0
+
+
+def test_a_connection_in_the_other_mode_held_too_long_gives_store_busy(isolated_store: Path) -> None:
+    with store.writer(isolated_store):
+        pass
+    holder = held_on_a_thread(isolated_store, read_only=True, seconds=2.0)
+    with pytest.raises(StoreBusy, match=r"stayed locked \(this process, in the other mode\) for 0.5 s"):
+        store.open_with_retry(isolated_store, read_only=False, wait_s=0.5)
+    holder.join()
+
+
 def test_an_ingest_waits_out_a_briefly_held_lock(isolated_store: Path, bench: Path) -> None:
     with duckdb.connect(str(isolated_store)):
         pass
