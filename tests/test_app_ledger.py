@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from dashboard import data
-from ingest import store
+from ingest import decisions, store
+from ingest.errors import StoreBusy
 from ingest.pipeline import ingest_paths
 from tests.conftest import FIXTURES
 from tests.test_app import demo_copy, k2_session, run_page, texts, url  # noqa: F401 (fixture)
@@ -67,6 +68,20 @@ def test_a_decision_without_verdict_is_refused_in_the_page(demo_copy: Path, monk
     app.button[0].click().run()
     assert any("no verdict" in e.value for e in app.error)
     assert len(data.decisions(demo_copy)) == 1
+
+
+def test_a_store_that_stays_busy_while_recording_is_said_not_thrown(demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def busy(db: Path, **_: object) -> str:
+        raise StoreBusy(db, "the store stayed locked by another process for 30 s", hint="wait for the other ingest to finish")
+
+    monkeypatch.setattr(decisions, "record_decision", busy)
+    app = run_page("views/decisions.py", demo_copy, monkeypatch)
+    app.text_input(key="w_decision_title").set_value("Recorded while an ingest runs")
+    app.radio(key="w_decision_verdict").set_value("accepted")
+    app.button[0].click().run()
+    assert not app.exception
+    assert any("stayed locked" in e.value and "wait for the other ingest" in e.value for e in app.error)
+    assert len(data.decisions(demo_copy)) == 1  # nothing new
 
 
 def test_a_stale_decision_is_marked(demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
