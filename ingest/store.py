@@ -85,7 +85,8 @@ def open_with_retry(db_path: Path, *, read_only: bool, wait_s: float | None = No
                 raise StoreBusy(
                     db_path,
                     f"the store stayed locked{holder} for {wait_s:g} s",
-                    hint="wait for the other ingest to finish, or stop the process holding it",
+                    hint="try again once its other queries have finished" if here
+                    else "wait for the other ingest to finish, or stop the process holding it",
                 ) from error
             time.sleep(delay)
             delay = min(delay * 2, 0.5)

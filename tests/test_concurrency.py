@@ -100,7 +100,7 @@ def test_a_connection_in_the_other_mode_held_too_long_gives_store_busy(isolated_
     with store.writer(isolated_store):
         pass
     holder = held_on_a_thread(isolated_store, read_only=True, seconds=2.0)
-    with pytest.raises(StoreBusy, match=r"stayed locked \(this process, in the other mode\) for 0.5 s"):
+    with pytest.raises(StoreBusy, match=r"stayed locked \(this process, in the other mode\) for 0.5 s — try again once"):
         store.open_with_retry(isolated_store, read_only=False, wait_s=0.5)
     holder.join()
 
