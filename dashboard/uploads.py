@@ -98,11 +98,10 @@ def ingest_uploads(
         warnings = [warning.replace(path, name) for warning in record["warnings"]]
         collect(UploadReport(name, record["status"], record["summary"].replace(path, name), warnings))
     for name, path in written:
-        if str(path) not in statuses:
-            statuses[str(path)] = "failed"
+        status = statuses.get(str(path))
+        if status is None:
             collect(UploadReport(name, "failed", f"FAILED  {name}: {NOT_REPORTED}"))
-    for _, path in written:
-        if statuses[str(path)] != "loaded" and path.is_file():
+        if status != "loaded" and path.is_file():
             path.unlink()
     batch = written[0][1].parent
     if batch.is_dir() and not any(batch.iterdir()):
