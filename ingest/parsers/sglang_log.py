@@ -346,7 +346,8 @@ class _FileState:
         segment = np.searchsorted(boundaries, line_nos, side="right") - 1 + (self.segment_base or 0)
         columns["segment"] = pa.array(np.maximum(segment, 0), type=pa.int32())
         finished = pa.table(
-            {name: columns.get(name, pa.nulls(len(line_nos), schema.field(name).type)) for name in schema.names}, schema=schema
+            {name: columns[name] if name in columns else pa.nulls(len(line_nos), schema.field(name).type) for name in schema.names},
+            schema=schema,
         )
         return self._with_accept_columns(finished) if table == "decode_stats" else finished
 

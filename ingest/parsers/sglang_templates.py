@@ -342,7 +342,7 @@ def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarra
     tags = pc.dictionary_encode(substrings(block.buffer, marks["tags_start"], marks["tags_end"]))
     dp_rank, tp_rank, prefix_members = rank_columns(tags.dictionary.to_pylist(), tags.indices.to_numpy(zero_copy_only=False))
     schema = SCHEMAS[template.table]
-    columns = {name: pa.nulls(len(rows), schema.field(name).type) for name, _ in template.stem.fields.values()}
+    columns: dict[str, pa.Array] = {}
     extra: list[_Members] = []
     for slot, key in enumerate(template.keys):
         if key in template.stem.fields:
@@ -351,6 +351,9 @@ def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarra
         else:  # written as logged: the pattern admitted only JSON numbers
             values = substrings(block.buffer, column(scan.bounds[2 * slot]), column(scan.bounds[2 * slot + 1]))
             extra.append(_Members(array=pc.binary_join_element_wise(json.dumps(key) + ": ", values, ", ", "")))
+    for name, _ in template.stem.fields.values():
+        if name not in columns:
+            columns[name] = pa.nulls(len(rows), schema.field(name).type)
     extra_members = _Members(array=pc.binary_join_element_wise(*(m.array for m in extra), "")) if extra else _Members()
     label_members = _Members()
     if template.labelled:  # the pattern admitted only plain integers: already JSON numbers
