@@ -166,7 +166,11 @@ def iter_blocks(
 
 
 CARRY_ROOM = 64 * 1024  # a kept buffer also holds a previous block's unfinished line up to this long
-KEPT_BUFFERS = WORKERS + 3  # the blocks in flight, the one being read, the one just handed out
+# Blocks left with the workers while the reading thread finishes an earlier one. More than the
+# workers hold at once keeps them busy meanwhile (the 1 GB log: 3.57 -> 3.47 s with 2 to 4 more,
+# peak RSS +5 MB; 8 more gained nothing).
+IN_FLIGHT = WORKERS + 3
+KEPT_BUFFERS = IN_FLIGHT + 3  # the blocks in flight, the one being read, the one just handed out
 
 
 @dataclass
@@ -213,7 +217,7 @@ def iter_mapped_blocks(
 ) -> Iterator[Result]:
     """``map_blocks`` as a generator: each result as soon as it and all before it are done.
 
-    At most ``WORKERS + 1`` blocks are read ahead, so memory does not grow with the file
+    At most ``IN_FLIGHT + 1`` blocks are read ahead, so memory does not grow with the file
     as long as the caller does not keep the results.
     """
     pending: deque[Future[Result]] = deque()
@@ -223,7 +227,7 @@ def iter_mapped_blocks(
             for data in iter_blocks(path, on_progress):
                 pending.append(pool.submit(scan, data, next_line_no))
                 next_line_no += _line_count(data)
-                while len(pending) > WORKERS:
+                while len(pending) > IN_FLIGHT:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
