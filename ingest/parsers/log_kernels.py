@@ -56,6 +56,7 @@ HELPER = COMPILED
 EXACT_MANTISSA = 2**53
 ZERO, NINE, MINUS, DOT, COMMA, COLON, SPACE, TAB, NEWLINE, RETURN = (ord(char) for char in "09-.,: \t\n\r")
 UNDERSCORE, UPPER_A, UPPER_Z = ord("_"), ord("A"), ord("Z")
+OPEN_BRACE, CLOSE_BRACE = ord("{"), ord("}")
 # Byte values (numba constants). " batch" is the general reader's own search (sglang_stats.BATCH): a line
 # without it is one the general reader would not take, which is what lets scan_lines skip it.
 BATCH, TRUE, FALSE = tuple(STEM_SEARCH.encode()), tuple(b"True"), tuple(b"False")
@@ -331,6 +332,80 @@ def _extra_number(data, at, end):  # type: ignore[no-untyped-def]
         if fraction:
             at += fraction + 1
     return at
+
+
+@njit(**COMPILED)
+def json_object_lengths(
+    values: np.ndarray,
+    key_offsets: np.ndarray,
+    member_offsets: np.ndarray,
+    member_codes: np.ndarray,
+    labels: np.ndarray,
+    label_key_length: int,
+    lengths: np.ndarray,
+) -> None:
+    """Per row, the length of its ``extra`` JSON object (``write_json_objects``). Every member is
+    counted as written, ``key: value, ``: the object has the same length, its last ", " given up
+    for the braces."""
+    for row in range(len(lengths)):
+        size = 0
+        for key in range(len(key_offsets) - 1):
+            size += key_offsets[key + 1] - key_offsets[key] + values[2 * key + 1, row] - values[2 * key, row] + 2
+        code = member_codes[row]
+        size += member_offsets[code + 1] - member_offsets[code]
+        if labels.shape[1]:
+            size += label_key_length + labels[1, row] - labels[0, row] + 2
+        lengths[row] = size
+
+
+@njit(**COMPILED)
+def write_json_objects(
+    data: np.ndarray,
+    values: np.ndarray,
+    keys: np.ndarray,
+    key_offsets: np.ndarray,
+    members: np.ndarray,
+    member_offsets: np.ndarray,
+    member_codes: np.ndarray,
+    labels: np.ndarray,
+    label_key: np.ndarray,
+    offsets: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """Write row r's ``{"key": value, ..., <member text>, "label key": label}`` at ``out[offsets[r]:]``:
+    the values and labels are ``data`` ranges (JSON numbers as logged), ``members`` hold the text
+    of the row's member code (``"ep_rank": 2, `` ...). ``out`` has one byte to spare at its end:
+    each object is written with its last ", " and then closed over it."""
+    for row in range(len(offsets) - 1):
+        start, end = offsets[row], offsets[row + 1]
+        at = start + 1
+        out[start] = OPEN_BRACE
+        for key in range(len(key_offsets) - 1):
+            at = _copy(keys, key_offsets[key], key_offsets[key + 1], out, at)
+            at = _copy(data, values[2 * key, row], values[2 * key + 1, row], out, at)
+            at = _separator(out, at)
+        code = member_codes[row]
+        at = _copy(members, member_offsets[code], member_offsets[code + 1], out, at)
+        if labels.shape[1]:
+            at = _copy(label_key, 0, len(label_key), out, at)
+            at = _copy(data, labels[0, row], labels[1, row], out, at)
+            at = _separator(out, at)
+        out[end - 1] = CLOSE_BRACE
+
+
+@njit(**INLINED)
+def _copy(source, start, end, out, at):  # type: ignore[no-untyped-def]
+    for index in range(start, end):
+        out[np.uint64(at)] = _at(source, index)
+        at += 1
+    return at
+
+
+@njit(**INLINED)
+def _separator(out, at):  # type: ignore[no-untyped-def]
+    out[np.uint64(at)] = COMMA
+    out[np.uint64(at + 1)] = SPACE
+    return at + 2
 
 
 @njit(**COMPILED)

@@ -343,22 +343,25 @@ def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarra
     dp_rank, tp_rank, prefix_members = rank_columns(tags.dictionary.to_pylist(), tags.indices.to_numpy(zero_copy_only=False))
     schema = SCHEMAS[template.table]
     columns: dict[str, pa.Array] = {}
-    extra: list[_Members] = []
+    extra_slots: list[int] = []
     for slot, key in enumerate(template.keys):
         if key in template.stem.fields:
             name, kind = template.stem.fields[key]
             columns[name] = _values(column(scan.floats[slot] if kind == FLOAT else scan.ints[slot]), kind)
-        else:  # written as logged: the pattern admitted only JSON numbers
-            values = substrings(block.buffer, column(scan.bounds[2 * slot]), column(scan.bounds[2 * slot + 1]))
-            extra.append(_Members(array=pc.binary_join_element_wise(json.dumps(key) + ": ", values, ", ", "")))
+        else:
+            extra_slots.append(slot)
     for name, _ in template.stem.fields.values():
         if name not in columns:
             columns[name] = pa.nulls(len(rows), schema.field(name).type)
-    extra_members = _Members(array=pc.binary_join_element_wise(*(m.array for m in extra), "")) if extra else _Members()
-    label_members = _Members()
-    if template.labelled:  # the pattern admitted only plain integers: already JSON numbers
-        labels = substrings(block.buffer, marks["label_start"], marks["label_end"])
-        label_members = _Members(array=pc.binary_join_element_wise('"forward_ct": ', labels, ", ", ""))
+    if extra_slots or template.labelled:
+        extra = _extra_objects(
+            block,
+            {template.keys[slot]: (column(scan.bounds[2 * slot]), column(scan.bounds[2 * slot + 1])) for slot in extra_slots},
+            (marks["label_start"], marks["label_end"]) if template.labelled else None,
+            prefix_members,
+        )
+    else:
+        extra = _json_objects([prefix_members], len(rows))
     return StatsRows(
         table=template.table,
         line_index=line_index,
@@ -368,11 +371,49 @@ def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarra
             "dp_rank": dp_rank,
             "tp_rank": tp_rank,
             **columns,
-            "extra": _json_objects([extra_members, prefix_members, label_members], len(rows)),
+            "extra": extra,
         },
         undated=np.array([], dtype=np.int64),
         undated_times=[],
     )
+
+
+LABEL_KEY = np.frombuffer(b'"forward_ct": ', dtype=np.uint8)
+
+
+def _extra_objects(
+    block: Block, values: dict[str, tuple[np.ndarray, np.ndarray]], labels: tuple[np.ndarray, np.ndarray] | None, prefix: _Members
+) -> pa.StringArray:
+    """Each row's ``extra`` JSON text, for a template with keys no column holds or with a label (so
+    every row has a member): those keys with their values as logged (where each value starts and
+    ends in the block; the pattern admitted only JSON numbers), the rank tags other than DP/TP
+    (``prefix``), then the label as ``forward_ct`` (a plain integer). Built by one compiled pass:
+    joining Arrow string arrays for it took ~0.3 s of a 1 GB log's load."""
+    count = len(prefix.codes)
+    keys = [(json.dumps(key) + ": ").encode() for key in values]
+    members = [text.encode() for text in prefix.texts]
+    bounds = np.stack([end for pair in values.values() for end in pair]) if values else np.empty((0, count), dtype=np.int64)
+    label_bounds = np.stack(labels) if labels else np.empty((2, 0), dtype=np.int64)
+    key_offsets, member_offsets = _offsets(keys), _offsets(members)
+    member_codes = prefix.codes.astype(np.int64, copy=False)
+    lengths = np.empty(count, dtype=np.int64)
+    kernels().json_object_lengths(bounds, key_offsets, member_offsets, member_codes, label_bounds, len(LABEL_KEY), lengths)
+    offsets = np.zeros(count + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    out = np.empty(int(offsets[-1]) + 1, dtype=np.uint8)  # + 1: see write_json_objects
+    kernels().write_json_objects(
+        block.array, bounds, _bytes(keys), key_offsets, _bytes(members), member_offsets, member_codes, label_bounds,
+        LABEL_KEY, offsets, out,
+    )
+    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(out))
+
+
+def _offsets(texts: list[bytes]) -> np.ndarray:
+    return np.cumsum([0, *map(len, texts)], dtype=np.int64)
+
+
+def _bytes(texts: list[bytes]) -> np.ndarray:
+    return np.frombuffer(b"".join(texts), dtype=np.uint8)
 
 
 def _values(values: np.ndarray, kind: str) -> pa.Array:
