@@ -175,3 +175,33 @@ def test_line_bounds_are_those_of_the_numpy_reading(data: bytes) -> None:
     block = log_lines.make_block(bytearray(data), 1)
     assert (block.starts.tolist(), block.ends.tolist()) == numpy_line_bounds(data)
     assert "".join(block.lines.to_pylist()) == data.decode()
+
+
+def tag_ranges(tags: list[str]) -> tuple[log_lines.Block, np.ndarray, np.ndarray]:
+    """A block of one line per tag text, and where each line's text starts and ends."""
+    block = log_lines.make_block(bytearray("".join(f"{tag}\n" for tag in tags).encode()), 1)
+    return block, block.starts.copy(), block.ends.copy()
+
+
+@given(st.lists(st.sampled_from(["", " TP0", " TP1", " DP1 TP1 EP1", " DP1 TP1 EP10", " DP10 TP1 EP1"]), min_size=1, max_size=60))
+@settings(max_examples=60, deadline=None)
+def test_distinct_tags_number_the_texts_as_dictionary_encoding_does(tags: list[str]) -> None:
+    from ingest.parsers.sglang_templates import _distinct_tags
+
+    block, starts, ends = tag_ranges(tags)
+    texts, codes = _distinct_tags(block, starts, ends)
+    assert [texts[code] for code in codes.tolist()] == tags
+    assert texts == list(dict.fromkeys(tags))  # each text once, in order of first appearance
+
+
+def test_distinct_tags_beyond_the_table_go_to_arrow(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ingest.parsers import sglang_templates
+
+    tags = [f" TP{rank}" for rank in range(6)] * 2
+    block, starts, ends = tag_ranges(tags)
+    monkeypatch.setattr(sglang_templates, "DISTINCT_TAGS", 4)
+    table = np.full(16, -1, dtype=np.int64)
+    codes = np.empty(len(tags), dtype=np.int64)
+    assert log_lines.kernels().distinct_ranges(block.array, starts, ends, table, np.empty(4, dtype=np.int64), codes) == -1
+    texts, codes = sglang_templates._distinct_tags(block, starts, ends)
+    assert [texts[code] for code in codes.tolist()] == tags

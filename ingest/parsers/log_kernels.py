@@ -335,6 +335,51 @@ def _extra_number(data, at, end):  # type: ignore[no-untyped-def]
 
 
 @njit(**COMPILED)
+def distinct_ranges(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, table: np.ndarray, firsts: np.ndarray, codes: np.ndarray) -> int:
+    """Number the distinct texts ``data[starts[r]:ends[r]]`` (a line's rank tags: a few per file) in
+    order of first appearance: ``codes[r]`` is row r's number, ``firsts[k]`` the first row with
+    text k. ``table`` (all -1, a power of two long) is the hash table. Returns how many there are,
+    or -1 once they would fill half of ``table`` or ``firsts``."""
+    count = 0
+    mask = len(table) - 1
+    for row in range(len(starts)):
+        start, end = starts[row], ends[row]
+        slot = _fnv1a(data, start, end) & mask
+        while True:
+            known = table[slot]
+            if known < 0:
+                if 2 * (count + 1) > len(table) or count == len(firsts):
+                    return -1
+                table[slot] = count
+                firsts[count] = row
+                codes[row] = count
+                count += 1
+                break
+            first = firsts[known]
+            if ends[first] - starts[first] == end - start and _same_bytes(data, starts[first], start, end - start):
+                codes[row] = known
+                break
+            slot = (slot + 1) & mask
+    return count
+
+
+@njit(**INLINED)
+def _fnv1a(data, start, end):  # type: ignore[no-untyped-def]
+    value = np.uint64(14695981039346656037)
+    for index in range(start, end):
+        value = (value ^ np.uint64(_at(data, index))) * np.uint64(1099511628211)
+    return np.int64(value >> np.uint64(1))
+
+
+@njit(**INLINED)
+def _same_bytes(data, first, second, length):  # type: ignore[no-untyped-def]
+    for offset in range(length):
+        if _at(data, first + offset) != _at(data, second + offset):
+            return False
+    return True
+
+
+@njit(**COMPILED)
 def json_object_lengths(
     values: np.ndarray,
     key_offsets: np.ndarray,

@@ -339,8 +339,7 @@ def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarra
 
     line_index = column(scan.line)
     marks = {name: column(scan.marks[index]) for index, name in enumerate(step.MARK_NAMES)}
-    tags = pc.dictionary_encode(substrings(block.buffer, marks["tags_start"], marks["tags_end"]))
-    dp_rank, tp_rank, prefix_members = rank_columns(tags.dictionary.to_pylist(), tags.indices.to_numpy(zero_copy_only=False))
+    dp_rank, tp_rank, prefix_members = rank_columns(*_distinct_tags(block, marks["tags_start"], marks["tags_end"]))
     schema = SCHEMAS[template.table]
     columns: dict[str, pa.Array] = {}
     extra_slots: list[int] = []
@@ -376,6 +375,22 @@ def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarra
         undated=np.array([], dtype=np.int64),
         undated_times=[],
     )
+
+
+DISTINCT_TAGS = 512  # per block and template; more (a garbled log) goes to Arrow's dictionary encoding
+
+
+def _distinct_tags(block: Block, starts: np.ndarray, ends: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Each row's rank tags as (distinct texts, each row's index into them)."""
+    table = np.full(4 * DISTINCT_TAGS, -1, dtype=np.int64)
+    firsts = np.empty(DISTINCT_TAGS, dtype=np.int64)
+    codes = np.empty(len(starts), dtype=np.int64)
+    count = kernels().distinct_ranges(block.array, starts, ends, table, firsts, codes)
+    if count < 0:
+        tags = pc.dictionary_encode(substrings(block.buffer, starts, ends))
+        return tags.dictionary.to_pylist(), tags.indices.to_numpy(zero_copy_only=False)
+    texts = [block.array[starts[row] : ends[row]].tobytes().decode() for row in firsts[:count].tolist()]
+    return texts, codes
 
 
 LABEL_KEY = np.frombuffer(b'"forward_ct": ', dtype=np.uint8)
