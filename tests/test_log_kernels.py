@@ -205,3 +205,37 @@ def test_distinct_tags_beyond_the_table_go_to_arrow(monkeypatch: pytest.MonkeyPa
     assert log_lines.kernels().distinct_ranges(block.array, starts, ends, table, np.empty(4, dtype=np.int64), codes) == -1
     texts, codes = sglang_templates._distinct_tags(block, starts, ends)
     assert [texts[code] for code in codes.tolist()] == tags
+
+
+HTTP_FRAGMENTS = ['"', "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "GETS", " ", "  ", "\t", "\x0b", "\f", "\r",
+                  "/", "/v1/chat", "HTTP/", "HTTP/1.1", "HTTP", "1", "x", "é", "server_args=", "INFO", ": "]
+
+
+ACCESS_LIKE = st.tuples(  # a request line and its near misses, part by part (mostly the real part)
+    st.sampled_from(["", "INFO:     10.0.0.1:5 - ", '"x" '] * 3 + ["server_args= "]),
+    st.sampled_from(['"'] * 12 + ["", "'"]),
+    st.sampled_from(["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH"] * 6 + ["GETS", "get", "PATCHX", "PO"]),
+    st.sampled_from([" "] * 20 + ["  ", "\t", ""]),
+    st.sampled_from(["/v1/chat/completions"] * 20 + ["", "/a\x0bb", "/é", "/a b", "/a\fb", "/a\rb"]),
+    st.sampled_from([" "] * 20 + ["  ", "\t", ""]),
+    st.sampled_from(["HTTP/"] * 20 + ["HTTP", "http/", "HTTP/ "]),
+    st.sampled_from(["1.1", "2"] * 6 + ["x", ""]),
+    st.sampled_from(['" 200 OK', "", '" GET / HTTP/1.0'] * 3 + [" server_args=x"]),
+).map("".join)
+
+
+@given(st.one_of(ACCESS_LIKE, st.lists(st.sampled_from(HTTP_FRAGMENTS), max_size=14).map("".join)))
+@settings(max_examples=500, deadline=None)
+def test_http_access_lines_are_found_as_re2_finds_them(line: str) -> None:
+    """The compiled pass marks a line that no template matched as an HTTP access line exactly when the
+    noise pattern (RE2) finds one in it and it holds no "server_args=" (a config line is looked for first)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    block = log_lines.make_block(bytearray(f"{line}\nplain text\n".encode()), 1)
+    scan = _scan(block, TemplateBook(), [])
+    pattern = dict(log_lines.NOISE_KINDS)[log_lines.HTTP_ACCESS]
+    found = pc.match_substring_regex(pa.array([line]), pattern)[0].as_py() and "server_args=" not in line
+    event(f"http access: {found}")
+    assert bool(scan.http_access[0]) == found
+    assert not scan.http_access[1]

@@ -142,7 +142,8 @@ def test_a_new_shape_is_learned_from_a_few_lines_before_its_block_is_read() -> N
     line = "[2026-01-01 10:00:{:02d} TP0] Decode batch. #running-req: {}, #token: 10, gen throughput (token/s): 5.1\n"
     block = _block_of(["server started\n"] + [line.format(index % 60, index) for index in range(200)])
     book = TemplateBook()
-    rows, taken, settled = sglang_templates.read_templated(block, book)
+    templated = sglang_templates.read_templated(block, book)
+    rows, taken, settled = templated.rows, templated.taken, templated.settled
     assert len(book.templates) == 1
     assert taken.sum() == 200 and settled.all()  # every stats line by the template, none left to the general reader
     assert rows[0].columns["running_req"].to_pylist() == list(range(200))
@@ -153,7 +154,8 @@ def test_shapes_that_cannot_be_learned_stop_the_tries_to_learn_first() -> None:
     block = _block_of([line.format(index) for index in range(100)])
     book = TemplateBook()
     for _ in range(sglang_templates.LEARN_FIRST_FRUITLESS + 2):
-        _, taken, settled = sglang_templates.read_templated(block, book)
+        templated = sglang_templates.read_templated(block, book)
+        taken, settled = templated.taken, templated.settled
         assert not taken.any() and not settled[:100].any()  # all left to the general reader
     assert book.fruitless_tries == sglang_templates.LEARN_FIRST_FRUITLESS and not book.templates
 
@@ -176,7 +178,8 @@ def test_a_shape_learned_meanwhile_by_another_block_is_used(monkeypatch: pytest.
         return result
 
     monkeypatch.setattr(sglang_templates, "_read_with_templates", read_then_the_other_block_learns)
-    rows, taken, settled = sglang_templates.read_templated(block, book)
+    templated = sglang_templates.read_templated(block, book)
+    rows, taken, settled = templated.rows, templated.taken, templated.settled
     assert len(book.templates) == 1 and book.fruitless_tries == 0
     assert taken.all() and settled.all()
     assert rows[0].columns["running_req"].to_pylist() == list(range(200))

@@ -23,7 +23,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ingest.parsers.log_lines import HTTP_ACCESS_METHODS
 from ingest.parsers.sglang_stats import BATCH as STEM_SEARCH
+from ingest.parsers.sglang_stats import CONFIG_SEARCH
 from ingest.parsers.template_steps import (
     BOOL_VALUE,
     BRACKET_TAGS,
@@ -60,6 +62,11 @@ OPEN_BRACE, CLOSE_BRACE = ord("{"), ord("}")
 # Byte values (numba constants). " batch" is the general reader's own search (sglang_stats.BATCH): a line
 # without it is one the general reader would not take, which is what lets scan_lines skip it.
 BATCH, TRUE, FALSE = tuple(STEM_SEARCH.encode()), tuple(b"True"), tuple(b"False")
+SERVER_ARGS = tuple(CONFIG_SEARCH.encode())
+QUOTE, FORM_FEED = ord('"'), ord("\f")
+HTTP_METHODS = np.frombuffer("".join(HTTP_ACCESS_METHODS).encode(), dtype=np.uint8)
+HTTP_METHOD_ENDS = np.cumsum([0, *map(len, HTTP_ACCESS_METHODS)])
+HTTP_VERSION = tuple(b" HTTP/")
 
 
 @njit(**COMPILED)
@@ -77,13 +84,17 @@ def scan_lines(
     bounds: np.ndarray,
     marks: np.ndarray,
     has_batch: np.ndarray,
+    http_access: np.ndarray,
 ) -> int:
     """Try each line against the programs in order; the first that matches wins. Returns how many
     lines matched: row r of every output belongs to line ``matched_line[r]``. ``has_batch`` marks
-    the lines that matched none but hold " batch": only those can be stats lines of another shape."""
+    the lines that matched none but hold " batch": only those can be stats lines of another shape.
+    ``http_access`` marks those that matched none, are HTTP access lines (``log_lines.NOISE_KINDS``)
+    and do not hold "server_args=" (a config line is looked for before noise)."""
     matched = 0
     for line in range(len(starts)):
         has_batch[line] = False
+        http_access[line] = False
         for template in range(len(program_bounds)):
             if _run(data, starts[line], ends[line], steps, program_bounds[template, 0], program_bounds[template, 1],
                     literals, matched, ints, floats, bounds, marks):
@@ -92,16 +103,55 @@ def scan_lines(
                 matched += 1
                 break
         else:
-            has_batch[line] = _holds_batch(data, starts[line], ends[line])
+            has_batch[line] = _holds_text(data, starts[line], ends[line], BATCH)
+            http_access[line] = _is_http_access(data, starts[line], ends[line]) and not _holds_text(
+                data, starts[line], ends[line], SERVER_ARGS
+            )
     return matched
 
 
 @njit(**HELPER)
-def _holds_batch(data, start, end):  # type: ignore[no-untyped-def]
-    for at in range(start, end - len(BATCH) + 1):
-        if _holds_at(data, at, end, BATCH):
+def _holds_text(data, start, end, text):  # type: ignore[no-untyped-def]
+    for at in range(start, end - len(text) + 1):
+        if _holds_at(data, at, end, text):
             return True
     return False
+
+
+@njit(**HELPER)
+def _is_http_access(data, start, end):  # type: ignore[no-untyped-def]
+    """Whether RE2 finds ``"(?:GET|POST|...) \\S* HTTP/\\d`` in the line. ``\\S*`` can only end where
+    the run of non-space bytes after the method ends (the next byte must be the space of " HTTP/"),
+    so each quote followed by a method and a space is checked at that one place."""
+    for at in range(start, end):
+        if _at(data, at) != QUOTE:
+            continue
+        for method in range(len(HTTP_METHOD_ENDS) - 1):
+            first, last = HTTP_METHOD_ENDS[method], HTTP_METHOD_ENDS[method + 1]
+            run = at + 1 + last - first
+            if run >= end or _at(data, run) != SPACE or not _same_as(data, at + 1, HTTP_METHODS, first, last - first):
+                continue
+            run += 1
+            while run < end and not _is_re2_space(_at(data, run)):
+                run += 1
+            if _holds_at(data, run, end, HTTP_VERSION) and run + len(HTTP_VERSION) < end:
+                digit = _at(data, run + len(HTTP_VERSION))
+                if ZERO <= digit <= NINE:
+                    return True
+    return False
+
+
+@njit(**INLINED)
+def _same_as(data, at, text, first, length):  # type: ignore[no-untyped-def]
+    for offset in range(length):
+        if _at(data, at + offset) != text[first + offset]:
+            return False
+    return True
+
+
+@njit(**INLINED)
+def _is_re2_space(byte):  # type: ignore[no-untyped-def]
+    return byte == SPACE or byte == TAB or byte == NEWLINE or byte == RETURN or byte == FORM_FEED
 
 
 @njit(**INLINED)

@@ -85,9 +85,13 @@ RANK_COLUMNS = {"DP": "dp_rank", "TP": "tp_rank"}
 ANY_DATE = re.compile(r"^(?:.{0,80}?\D)?(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)[ T](?P<hm>\d\d:\d\d)")
 
 # Lines that are not stats or config, by kind: first match wins. Applied to the whole line.
+# HTTP access lines, the most common kind, are also found by the SGLang reader's compiled pass
+# (log_kernels._is_http_access), from these methods.
+HTTP_ACCESS = "noise: http access"
+HTTP_ACCESS_METHODS = ("GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH")
 NOISE_KINDS: tuple[tuple[str, str], ...] = (
     ("blank line", r"^\s*$"),
-    ("noise: http access", r'"(?:GET|POST|PUT|DELETE|HEAD|OPTIONS|PATCH) \S* HTTP/\d'),
+    (HTTP_ACCESS, rf'"(?:{"|".join(HTTP_ACCESS_METHODS)}) \S* HTTP/\d'),
     ("noise: tqdm", r"\d+%\|[^|]*\| *\d+/\d+|\[\d\d:\d\d(?::\d\d)?<[^\]]*(?:it/s|s/it)"),
     (
         "noise: traceback",
@@ -305,18 +309,21 @@ def substrings(buffer: pa.Buffer, starts: np.ndarray, ends: np.ndarray) -> pa.St
     return pieces.take(pa.array(np.arange(0, 2 * count - 1, 2, dtype=np.int32)))
 
 
-def count_noise(lines: pa.StringArray) -> Counter[str]:
-    """How many of ``lines`` are of each ``NOISE_KINDS`` kind (first match wins), the rest as other lines."""
+def count_noise(lines: pa.StringArray, known_http_access: int = 0) -> Counter[str]:
+    """How many of ``lines`` are of each ``NOISE_KINDS`` kind (first match wins), the rest as other lines;
+    ``known_http_access`` lines found elsewhere to be HTTP access lines are counted with them."""
     counts: Counter[str] = Counter()
     remaining = lines
     for kind, pattern in NOISE_KINDS:
-        if len(remaining) == 0:
-            return counts
-        hit = pc.match_substring_regex(remaining, pattern)
-        found = pc.sum(hit).as_py() or 0
+        found = known_http_access if kind == HTTP_ACCESS else 0
+        if len(remaining):
+            hit = pc.match_substring_regex(remaining, pattern)
+            matched = pc.sum(hit).as_py() or 0
+            if matched:
+                remaining = remaining.filter(pc.invert(hit))
+            found += matched
         if found:
             counts[kind] += found
-            remaining = remaining.filter(pc.invert(hit))
     if len(remaining):
         prefixed = pc.sum(pc.match_substring_regex(remaining, OTHER_LOG_LINE_PATTERN)).as_py() or 0
         counts[OTHER_LOG_LINE] += prefixed

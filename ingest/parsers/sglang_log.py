@@ -50,7 +50,7 @@ from ingest.model import ParsedSource
 from ingest.parsers import log_lines
 from ingest.parsers.log_lines import SGLANG_PREFIX, Block, ProgressCallback, prefix_fields
 from ingest.parsers.pyrepr import ReprError, parse_repr
-from ingest.parsers.sglang_stats import STATS_LINE, StatsRows, merge_rows, read_stats
+from ingest.parsers.sglang_stats import CONFIG_SEARCH, STATS_LINE, StatsRows, merge_rows, read_stats
 from ingest.parsers.sglang_templates import TemplateBook, read_templated
 from ingest.tables import SCHEMAS, table_from_rows
 from ingest.variants import variant_label
@@ -123,19 +123,24 @@ def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None =
     """Everything one block says. With a ``book``, lines matching a known line template are read by
     position first (``sglang_templates``); the general reader takes the rest and teaches the book."""
     block = log_lines.make_block(data, first_line_no)
-    templated, covered, settled = read_templated(block, book) if book is not None else ([], None, None)
-    if settled is not None and settled.all():  # every line read by a template, or without " batch"
+    templated = read_templated(block, book) if book is not None else None
+    if templated is not None and templated.settled.all():  # every line read by a template, or without " batch"
         general, taken = {}, np.zeros(block.size, dtype=bool)
     else:
-        general, taken = read_stats(block, settled)
+        general, taken = read_stats(block, None if templated is None else templated.settled)
     if book is not None:
         for rows in general.values():
             book.learn_from(block, rows.line_index)
-    stats = _merged_by_table(templated, general)
-    if covered is not None:
-        taken |= covered
-    rest = np.flatnonzero(~taken)
-    rest_lines = block.lines.filter(pa.array(~taken))
+    stats = _merged_by_table([] if templated is None else templated.rows, general)
+    if templated is not None:
+        taken |= templated.taken
+    unread = ~taken
+    http_access = 0
+    if templated is not None:  # HTTP access lines the compiled pass found: counted, not searched again
+        http_access = int(np.count_nonzero(templated.http_access & unread))
+        unread &= ~templated.http_access
+    rest = np.flatnonzero(unread)
+    rest_lines = block.lines.filter(pa.array(unread))
     configs, config_rows = _read_configs(block, rest, rest_lines)
     skipped: Counter[str] = Counter()
     warnings: list[tuple[int, str]] = []
@@ -149,7 +154,7 @@ def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None =
             warnings.append((config.line_no, config.error))
     noise = np.ones(len(rest), dtype=bool)
     noise[config_rows] = False
-    skipped.update(log_lines.count_noise(rest_lines.filter(pa.array(noise))))
+    skipped.update(log_lines.count_noise(rest_lines.filter(pa.array(noise)), known_http_access=http_access))
     result = BlockResult(first_line_no, block.size, stats, configs, skipped, warnings, log_lines.last_date(block))
     if any(len(rows.undated) for rows in stats.values()):
         dates = log_lines.dates_before(block, None)
@@ -157,7 +162,7 @@ def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None =
             table: [dates[rows.line_index[row]] for row in rows.undated] for table, rows in stats.items()
         }
     if not stats and not configs:
-        result.engine_hint = _engine_hint(rest_lines)
+        result.engine_hint = _engine_hint(block.lines.filter(pa.array(~taken)))
     return result
 
 
@@ -169,7 +174,7 @@ def _merged_by_table(templated: list[StatsRows], general: dict[str, StatsRows]) 
 
 
 def _read_configs(block: Block, rest: np.ndarray, rest_lines: pa.StringArray) -> tuple[list[ConfigLine], list[int]]:
-    hits = np.flatnonzero(pc.match_substring(rest_lines, "server_args=").to_numpy(zero_copy_only=False))
+    hits = np.flatnonzero(pc.match_substring(rest_lines, CONFIG_SEARCH).to_numpy(zero_copy_only=False))
     configs: list[ConfigLine] = []
     rows: list[int] = []
     for hit in hits.tolist():

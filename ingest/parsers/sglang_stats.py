@@ -173,6 +173,7 @@ def json_scalar(text: str) -> Any:
 # --- the block reader -----------------------------------------------------------------
 
 BATCH = " batch"
+CONFIG_SEARCH = "server_args="  # what a line must hold to be read as a config dump (sglang_log.CONFIG_LINE)
 MAX_STEM_SEARCHES = 4  # " batch" may occur earlier in a line; look again after it this often
 
 

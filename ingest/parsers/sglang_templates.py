@@ -247,29 +247,40 @@ class TemplateBook:
         return learned
 
 
-def read_templated(block: Block, book: TemplateBook) -> tuple[list[StatsRows], np.ndarray, np.ndarray]:
-    """Rows of the lines that match one of ``book``'s templates, a mask of those lines, and a mask of
-    the lines the general reader need not look at: those, and the lines without " batch" in them.
+@dataclass
+class Templated:
+    """What the template pass read of a block: ``rows`` of the lines a template matched (``taken``),
+    the lines the general reader need not look at (``settled``: those, and the lines without " batch"
+    in them), and the HTTP access lines among the rest (``log_kernels.scan_lines``)."""
+
+    rows: list[StatsRows]
+    taken: np.ndarray
+    settled: np.ndarray
+    http_access: np.ndarray
+
+
+def read_templated(block: Block, book: TemplateBook) -> Templated:
+    """The lines that match one of ``book``'s templates read by position (see ``Templated``).
 
     When many lines are left to the general reader, it first reads a few of them to teach the book
     (``LEARN_FIRST_FROM``), and the block is read again with what was learned, here or meanwhile in
     another block: blocks are read two at a time, and the first blocks of a shape learn it together."""
     known = book.size()
-    rows, taken, settled = _read_with_templates(block, book)
-    unsettled = np.flatnonzero(~settled)
+    templated = _read_with_templates(block, book)
+    unsettled = np.flatnonzero(~templated.settled)
     if len(unsettled) < LEARN_FIRST_FROM or book.fruitless_tries >= LEARN_FIRST_FRUITLESS:
-        return rows, taken, settled
+        return templated
     sample = np.ones(block.size, dtype=bool)
     sample[unsettled[:LEARN_FIRST_SAMPLE]] = False
     read, _ = read_stats(block, skip=sample)
     learned = sum(book.learn_from(block, stats.line_index) for stats in read.values())
     if not learned and book.size() == known:
         book.fruitless_tries += 1
-        return rows, taken, settled
+        return templated
     return _read_with_templates(block, book)
 
 
-def _read_with_templates(block: Block, book: TemplateBook) -> tuple[list[StatsRows], np.ndarray, np.ndarray]:
+def _read_with_templates(block: Block, book: TemplateBook) -> Templated:
     templates = book.snapshot()
     scan = _scan(block, book, templates)
     taken = np.zeros(block.size, dtype=bool)
@@ -280,7 +291,7 @@ def _read_with_templates(block: Block, book: TemplateBook) -> tuple[list[StatsRo
     for index, template in enumerate(templates):
         if hits[index]:
             rows.append(_read_matched(block, template, scan, np.flatnonzero(scan.template[: scan.count] == index)))
-    return rows, taken, ~scan.has_batch
+    return Templated(rows, taken, ~scan.has_batch, scan.http_access)
 
 
 @dataclass
@@ -295,6 +306,7 @@ class _Scan:
     bounds: np.ndarray  # [2 * slot (+1), row]: where an extra key's value starts and ends
     marks: np.ndarray  # [step.TIMESTAMP ..., row]
     has_batch: np.ndarray  # [line]: matched no template, holds " batch"
+    http_access: np.ndarray  # [line]: matched no template, an HTTP access line without "server_args="
 
 
 def _scan(block: Block, book: TemplateBook, templates: list[Template]) -> _Scan:
@@ -310,10 +322,11 @@ def _scan(block: Block, book: TemplateBook, templates: list[Template]) -> _Scan:
         bounds=np.empty((2 * slots, lines), dtype=np.int64),
         marks=np.empty((step.MARKS, lines), dtype=np.int64),
         has_batch=np.empty(lines, dtype=bool),
+        http_access=np.empty(lines, dtype=bool),
     )
     scan.count = kernels().scan_lines(
         block.array, block.starts, block.ends, steps, literals, program_bounds,
-        scan.line, scan.template, scan.ints, scan.floats, scan.bounds, scan.marks, scan.has_batch,
+        scan.line, scan.template, scan.ints, scan.floats, scan.bounds, scan.marks, scan.has_batch, scan.http_access,
     )
     return scan
 
