@@ -273,6 +273,12 @@ class _SegmentFormulas:
     def update(self, names: set[str]) -> None:
         self.agreeing = names if self.agreeing is None else self.agreeing & names
 
+    def candidates(self) -> tuple[accept.AcceptRateFormula, ...]:
+        """The formulas the next lines can still agree with: all until a line had both values."""
+        if self.agreeing is None:
+            return accept.SGLANG_ACCEPT_RATE_FORMULAS
+        return tuple(formula for formula in accept.SGLANG_ACCEPT_RATE_FORMULAS if formula.name in self.agreeing)
+
     def result(self) -> list[str]:
         possible = {formula.name for formula in accept.formulas_possible_at(self.first_date)}
         return [formula.name for formula in accept.SGLANG_ACCEPT_RATE_FORMULAS if formula.name in (self.agreeing or set()) & possible]
@@ -364,7 +370,7 @@ class _FileState:
         tokens = accept.tokens_per_step_from_sglang_accept_len(accept_len)
         rate_drafts = np.full(table.num_rows, np.nan)
         configs = {row["segment"]: row for row in self.config_rows}
-        for segment in np.unique(segments).tolist():
+        for segment in _distinct(segments):
             rows = segments == segment
             spec_rows = rows & ~np.isnan(accept_len)
             formulas = self.formulas.setdefault(segment, _SegmentFormulas())
@@ -379,9 +385,11 @@ class _FileState:
                 continue
             rate_drafts[spec_rows] = derived
             with_both = rows & ~np.isnan(accept_rate) & ~np.isnan(accept_len)
-            if with_both.any():
+            candidates = formulas.candidates()
+            if candidates and with_both.any():
                 matches = accept.matching_formulas(
-                    accept_len[rows], accept_rate[rows], config.get("speculative_num_steps"), config.get("speculative_num_draft_tokens")
+                    accept_len[rows], accept_rate[rows], config.get("speculative_num_steps"),
+                    config.get("speculative_num_draft_tokens"), candidates,
                 )
                 formulas.update({formula.name for formula in matches})
         table = _replace(table, "tokens_per_step", _nullable(tokens))
@@ -468,6 +476,13 @@ def _timestamp(date: str | None, time: str) -> datetime | None:
         return datetime.fromisoformat(f"{date} {time.replace(',', '.')}")
     except ValueError:
         return None
+
+
+def _distinct(segments: np.ndarray) -> list[int]:
+    """The segments of a block's rows, ascending; nearly always one (a server restart is rare)."""
+    if len(segments) and segments[0] == segments[-1] and (segments == segments[0]).all():
+        return [int(segments[0])]
+    return np.unique(segments).tolist()
 
 
 def _floats(column: pa.ChunkedArray) -> np.ndarray:
