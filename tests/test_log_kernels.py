@@ -177,6 +177,19 @@ def test_line_bounds_are_those_of_the_numpy_reading(data: bytes) -> None:
     assert "".join(block.lines.to_pylist()) == data.decode()
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.binary(max_size=300), st.lists(st.sampled_from([10, 10, 13, 11, 9, 0x8A, 0x0B, 0, 1, 255, 97])).map(bytes)), st.integers(0, 7))
+def test_line_bounds_of_any_bytes_at_any_alignment(raw: bytes, shift: int) -> None:
+    """The kernel reads eight bytes at a time: every byte value (bytes near "\\n" above all), every
+    length and start alignment must give the bytewise reading."""
+    data = np.frombuffer(bytes(shift) + raw, dtype=np.uint8)[shift:]
+    count = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1) if raw else 0
+    offsets, starts, ends = np.empty(count + 1, np.int32), np.empty(count, np.int64), np.empty(count, np.int64)
+    if raw:
+        log_lines.kernels().line_bounds(data, offsets, starts, ends)
+        assert (starts.tolist(), ends.tolist()) == numpy_line_bounds(raw)
+
+
 def tag_ranges(tags: list[str]) -> tuple[log_lines.Block, np.ndarray, np.ndarray]:
     """A block of one line per tag text, and where each line's text starts and ends."""
     block = log_lines.make_block(bytearray("".join(f"{tag}\n" for tag in tags).encode()), 1)

