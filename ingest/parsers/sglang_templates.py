@@ -7,8 +7,9 @@ spelling, and pays for it with many passes per block. Once it has read a line, t
 module turns that line into a *template*: its prefix shape and wrapper, stem, separator
 and ordered keys, as one anchored pattern and as the same shape in steps (``template_steps``).
 A block's lines go through one compiled pass (``log_kernels.scan_lines``) that matches
-each against the templates' steps and reads the values of those that match in full;
-Arrow then builds the columns (rank tags, labels, unknown keys) from the bounds it kept.
+each against the templates' steps and reads the values of those that match in full; the
+columns are built from the bounds it kept (rank tags numbered and ``extra`` written by
+compiled passes too).
 
 Only shapes whose reading is unambiguous become templates: a ``[date time(.ms) TAGS] ``
 or custom-logging prefix, each value a plain number (or ``True``/``False`` for the graph
