@@ -132,13 +132,11 @@ def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None =
         for rows in general.values():
             book.learn_from(block, rows.line_index)
     stats = _merged_by_table([] if templated is None else templated.rows, general)
+    http_access = 0  # HTTP access lines the compiled pass found: counted, not searched again
     if templated is not None:
         taken |= templated.taken
-    unread = ~taken
-    http_access = 0
-    if templated is not None:  # HTTP access lines the compiled pass found: counted, not searched again
-        http_access = int(np.count_nonzero(templated.http_access & unread))
-        unread &= ~templated.http_access
+        http_access = int(np.count_nonzero(templated.http_access & ~taken))
+    unread = ~taken if templated is None else ~(taken | templated.http_access)
     rest = np.flatnonzero(unread)
     rest_lines = block.lines.filter(pa.array(unread))
     configs, config_rows = _read_configs(block, rest, rest_lines)
@@ -370,7 +368,7 @@ class _FileState:
         tokens = accept.tokens_per_step_from_sglang_accept_len(accept_len)
         rate_drafts = np.full(table.num_rows, np.nan)
         configs = {row["segment"]: row for row in self.config_rows}
-        for segment in _distinct(segments):
+        for segment in _segments_in(segments):
             rows = segments == segment
             spec_rows = rows & ~np.isnan(accept_len)
             formulas = self.formulas.setdefault(segment, _SegmentFormulas())
@@ -478,7 +476,7 @@ def _timestamp(date: str | None, time: str) -> datetime | None:
         return None
 
 
-def _distinct(segments: np.ndarray) -> list[int]:
+def _segments_in(segments: np.ndarray) -> list[int]:
     """The segments of a block's rows, ascending; nearly always one (a server restart is rare)."""
     if len(segments) and segments[0] == segments[-1] and (segments == segments[0]).all():
         return [int(segments[0])]
