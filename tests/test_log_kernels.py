@@ -11,12 +11,15 @@ import re
 from datetime import datetime
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from ingest.parsers import log_lines
-from ingest.parsers.sglang_templates import Template, TemplateBook, _scan, learn
+from ingest.parsers import sglang_templates
+from ingest.parsers.sglang_templates import Template, TemplateBook, _distinct_tags, _scan, learn
 
 BRACKET_LINE = (
     "sglang-1  | [2026-05-07 15:49:32.359 DP3 TP3 EP3] Decode batch [9593840], #running-req: 25, #token: 70395, "
@@ -178,16 +181,18 @@ def test_line_bounds_are_those_of_the_numpy_reading(data: bytes) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.binary(max_size=300), st.lists(st.sampled_from([10, 10, 13, 11, 9, 0x8A, 0x0B, 0, 1, 255, 97])).map(bytes)), st.integers(0, 7))
+@given(
+    st.one_of(st.binary(min_size=1, max_size=300), st.lists(st.sampled_from([10, 10, 13, 11, 9, 0x8A, 0x0B, 0, 1, 255, 97]), min_size=1).map(bytes)),
+    st.integers(0, 7),
+)
 def test_line_bounds_of_any_bytes_at_any_alignment(raw: bytes, shift: int) -> None:
     """The kernel reads eight bytes at a time: every byte value (bytes near "\\n" above all), every
     length and start alignment must give the bytewise reading."""
     data = np.frombuffer(bytes(shift) + raw, dtype=np.uint8)[shift:]
-    count = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1) if raw else 0
+    count = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
     offsets, starts, ends = np.empty(count + 1, np.int32), np.empty(count, np.int64), np.empty(count, np.int64)
-    if raw:
-        log_lines.kernels().line_bounds(data, offsets, starts, ends)
-        assert (starts.tolist(), ends.tolist()) == numpy_line_bounds(raw)
+    log_lines.kernels().line_bounds(data, offsets, starts, ends)
+    assert (starts.tolist(), ends.tolist()) == numpy_line_bounds(raw)
 
 
 def tag_ranges(tags: list[str]) -> tuple[log_lines.Block, np.ndarray, np.ndarray]:
@@ -199,8 +204,6 @@ def tag_ranges(tags: list[str]) -> tuple[log_lines.Block, np.ndarray, np.ndarray
 @given(st.lists(st.sampled_from(["", " TP0", " TP1", " DP1 TP1 EP1", " DP1 TP1 EP10", " DP10 TP1 EP1"]), min_size=1, max_size=60))
 @settings(max_examples=60, deadline=None)
 def test_distinct_tags_number_the_texts_as_dictionary_encoding_does(tags: list[str]) -> None:
-    from ingest.parsers.sglang_templates import _distinct_tags
-
     block, starts, ends = tag_ranges(tags)
     texts, codes = _distinct_tags(block, starts, ends)
     assert [texts[code] for code in codes.tolist()] == tags
@@ -208,8 +211,6 @@ def test_distinct_tags_number_the_texts_as_dictionary_encoding_does(tags: list[s
 
 
 def test_distinct_tags_beyond_the_table_go_to_arrow(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ingest.parsers import sglang_templates
-
     tags = [f" TP{rank}" for rank in range(6)] * 2
     block, starts, ends = tag_ranges(tags)
     monkeypatch.setattr(sglang_templates, "DISTINCT_TAGS", 4)
@@ -242,9 +243,6 @@ ACCESS_LIKE = st.tuples(  # a request line and its near misses, part by part (mo
 def test_http_access_lines_are_found_as_re2_finds_them(line: str) -> None:
     """The compiled pass marks a line that no template matched as an HTTP access line exactly when the
     noise pattern (RE2) finds one in it and it holds no "server_args=" (a config line is looked for first)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     block = log_lines.make_block(bytearray(f"{line}\nplain text\n".encode()), 1)
     scan = _scan(block, TemplateBook(), [])
     pattern = dict(log_lines.NOISE_KINDS)[log_lines.HTTP_ACCESS]
