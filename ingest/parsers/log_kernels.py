@@ -1,6 +1,7 @@
 """Compiled passes over a block of log bytes: where its lines are, and one pass over its lines
 that checks each against the file's line templates and reads a matching line's numbers,
-timestamp and the bounds of its text parts.
+timestamp and the bounds of its text parts (and marks the HTTP access lines among the rest);
+then, from those bounds, the matched lines' rank tags numbered and their ``extra`` JSON written.
 
 Imported on first use (``log_lines.kernels``): numba and LLVM add ~110 MB to a process, which
 the dashboard, importing the parsers to ingest uploads, should only pay when it reads a log.
