@@ -145,8 +145,9 @@ def _is_http_access(data, start, end):  # type: ignore[no-untyped-def]
 
 @njit(**INLINED)
 def _same_as(data, at, text, first, length):  # type: ignore[no-untyped-def]
+    """Whether ``data[at:at + length]`` equals ``text[first:first + length]``."""
     for offset in range(length):
-        if _at(data, at + offset) != text[first + offset]:
+        if _at(data, at + offset) != _at(text, first + offset):
             return False
     return True
 
@@ -408,7 +409,7 @@ def distinct_ranges(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, tabl
                 count += 1
                 break
             first = firsts[known]
-            if ends[first] - starts[first] == end - start and _same_bytes(data, starts[first], start, end - start):
+            if ends[first] - starts[first] == end - start and _same_as(data, start, data, starts[first], end - start):
                 codes[row] = known
                 break
             slot = (slot + 1) & mask
@@ -421,14 +422,6 @@ def _fnv1a(data, start, end):  # type: ignore[no-untyped-def]
     for index in range(start, end):
         value = (value ^ np.uint64(_at(data, index))) * np.uint64(1099511628211)
     return np.int64(value >> np.uint64(1))
-
-
-@njit(**INLINED)
-def _same_bytes(data, first, second, length):  # type: ignore[no-untyped-def]
-    for offset in range(length):
-        if _at(data, first + offset) != _at(data, second + offset):
-            return False
-    return True
 
 
 @njit(**COMPILED)
@@ -523,6 +516,16 @@ def last_index(data: np.ndarray, byte: int) -> int:
     return -1
 
 
+@njit(**INLINED)
+def _newlines(data, start, end, offsets, line):  # type: ignore[no-untyped-def]
+    """Record where each line after a newline in ``data[start:end]`` starts; the last line's number."""
+    for at in range(start, end):
+        if _at(data, at) == NEWLINE:
+            line += 1
+            offsets[line] = at + 1
+    return line
+
+
 @njit(**COMPILED)
 def line_bounds(data: np.ndarray, offsets: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
     """Fill each line's offset in ``data`` (``offsets``, one more than lines: where each line with its
@@ -535,14 +538,8 @@ def line_bounds(data: np.ndarray, offsets: np.ndarray, starts: np.ndarray, ends:
     for word in range(len(words)):
         bytes_xor_newline = words[word] ^ NEWLINES
         if (bytes_xor_newline - LOW_BITS) & ~bytes_xor_newline & HIGH_BITS:
-            for at in range(8 * word, 8 * word + 8):
-                if _at(data, at) == NEWLINE:
-                    line += 1
-                    offsets[line] = at + 1
-    for at in range(8 * len(words), len(data)):
-        if _at(data, at) == NEWLINE:
-            line += 1
-            offsets[line] = at + 1
+            line = _newlines(data, 8 * word, 8 * word + 8, offsets, line)
+    line = _newlines(data, 8 * len(words), len(data), offsets, line)
     if offsets[line] != len(data):
         offsets[line + 1] = len(data)
     for line in range(len(starts)):
