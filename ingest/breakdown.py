@@ -5,9 +5,12 @@ Pure functions over the normalized events of one rank (``RankEvents``, built by
 
 1. **Phase of each kernel** (``attribute_phases``): the kernel's ``correlation``
    id finds its CPU launch (``cuda_runtime``/``cuda_driver``; every kernel of a
-   CUDA-graph replay shares the replay's id); the innermost phase marker around
-   that launch on the launching thread gives the phase (higher-priority markers
-   win over lower ones they enclose, see ``ingest/trace_rules.py``). Fallbacks,
+   CUDA-graph replay shares the replay's id); of the phase markers around that
+   launch on the launching thread, the highest priority present decides (an
+   explicit ``step[...]`` span over speculative-worker functions over generic
+   model-runner functions, see ``ingest/trace_rules.py``) and, within it, the
+   outermost: a draft-forward helper called from inside draft-extend is
+   draft-extend time, as the code's call structure says. Fallbacks,
    in order: the ``gpu_user_annotation`` envelope on the kernel's stream; in a
    trace with verify steps, a kernel right before a verify (and not after one)
    is the draft replayed as a CUDA graph. ``DECODE`` forwards in a trace that
@@ -157,41 +160,24 @@ def union_length(starts: np.ndarray, ends: np.ndarray) -> float:
     return float(np.sum(merged_end - merged_start))
 
 
-def innermost_segments(
+def outermost_segments(
     starts: np.ndarray, ends: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Flatten ranges of one lane into non-overlapping segments labelled with the innermost range.
+    """Flatten ranges of one lane into sorted, disjoint segments labelled with the outermost range.
 
-    Ranges of one thread nest (Chrome-trace complete events); a partial overlap is
-    read as nesting of the later one.
+    Ranges of one thread nest (Chrome-trace complete events), so the outermost range
+    around an instant is the first one, by start (the longest on equal starts), that
+    contains it. A partial overlap is read as nesting of the later range: it owns only
+    what sticks out past the earlier one. Vectorised: each range's segment starts where
+    every earlier range has ended (the running maximum of their ends), no Python loop.
     """
-    order = sorted(range(len(starts)), key=lambda i: (starts[i], -ends[i]))
-    seg_start: list[float] = []
-    seg_end: list[float] = []
-    seg_label: list[int] = []
-    stack: list[int] = []
-    cursor = -math.inf
-
-    def emit_until(until: float) -> None:
-        nonlocal cursor
-        if stack and until > cursor:
-            seg_start.append(cursor)
-            seg_end.append(until)
-            seg_label.append(stack[-1])
-        cursor = max(cursor, until)
-
-    for index in order:
-        begin = float(starts[index])
-        while stack and ends[stack[-1]] <= begin:
-            emit_until(float(ends[stack[-1]]))
-            stack.pop()
-        emit_until(begin)
-        cursor = begin
-        stack.append(index)
-    while stack:
-        emit_until(float(ends[stack[-1]]))
-        stack.pop()
-    return _f64(seg_start), _f64(seg_end), _i64(seg_label)
+    starts, ends = _f64(starts), _f64(ends)
+    order = np.lexsort((-ends, starts))
+    ordered_start, ordered_end = starts[order], ends[order]
+    reach = np.maximum.accumulate(np.r_[-math.inf, ordered_end[:-1]]) if order.size else _f64()
+    seg_start = np.maximum(ordered_start, reach)
+    keep = ordered_end > seg_start  # nested ranges (and empty ones) leave no segment of their own
+    return seg_start[keep], ordered_end[keep], order[keep].astype(np.int64)
 
 
 def lookup_segments(
@@ -207,14 +193,20 @@ def lookup_segments(
 
 
 def marker_at(markers: Markers, lanes: np.ndarray, times: np.ndarray) -> np.ndarray:
-    """The marker (index) around each (lane, time): innermost within the highest priority present."""
+    """The marker (index) around each (lane, time): the outermost of the highest priority present.
+
+    Priorities rank kinds of marker (``step[...]`` spans over speculative-worker functions over
+    generic model-runner functions, see ``ingest/trace_rules.py``); within one, the outermost
+    decides because it is the phase the code was in: a draft-forward helper called from inside
+    draft-extend is draft-extend work.
+    """
     found = np.full(times.size, NO_MARKER, dtype=np.int64)
     if len(markers) == 0 or times.size == 0:
         return found
     for priority in sorted(set(markers.priority.tolist()), reverse=True):
         for lane in np.unique(markers.lane[markers.priority == priority]):
             chosen = np.flatnonzero((markers.priority == priority) & (markers.lane == lane))
-            seg_start, seg_end, seg_label = innermost_segments(markers.start[chosen], markers.end[chosen])
+            seg_start, seg_end, seg_label = outermost_segments(markers.start[chosen], markers.end[chosen])
             ask = np.flatnonzero((lanes == lane) & (found == NO_MARKER))
             hit = lookup_segments(seg_start, seg_end, seg_label, times[ask])
             hit_index = np.flatnonzero(hit != NO_MARKER)

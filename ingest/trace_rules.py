@@ -9,10 +9,15 @@ Two questions are answered here and nowhere else:
 * **Which speculative phase was the CPU in?** ``PHASE_RULES``: a CPU range event
   (``user_annotation`` from ``record_function``, ``python_function`` from
   ``with_stack``, ``gpu_user_annotation`` as the GPU-side envelope) whose name
-  matches a rule is a *phase marker*. Kernels get the phase of the innermost
-  marker around their launch (see ``ingest/breakdown.py``); when markers of
-  different priority nest, the higher priority wins (SGLang's EAGLE worker
-  functions beat the generic ``model_runner`` functions they call).
+  matches a rule is a *phase marker*. A kernel gets its phase from the markers
+  around its launch (see ``ingest/breakdown.py``): the highest priority present
+  decides, and within one priority the outermost marker. Priorities rank how
+  much a marker knows: an explicit ``step[...]`` span names the forward it wraps
+  (``EXPLICIT``), a speculative-worker function names the phase the code is in
+  (``SPECIFIC``), a ``model_runner`` function runs in every phase (``GENERIC``).
+  Outermost because worker functions call helpers whose names say another phase:
+  ``draft_forward`` called from ``forward_draft_extend_after_decode`` is
+  draft-extend work.
 
 A user rules file (JSON or TOML) adds patterns ahead of the built-in ones, so a
 team can teach specdash its own kernels and functions without editing code.
@@ -54,8 +59,10 @@ USER_RULE = "user_rule"
 CPU_RANGE_CATEGORIES = ("user_annotation", "python_function")
 GPU_RANGE_CATEGORIES = ("gpu_user_annotation",)
 
-SPECIFIC = 2  # speculative-worker functions and step[...] spans
+EXPLICIT = 3  # step[...] spans: they name the forward they wrap, whatever Python function runs inside
+SPECIFIC = 2  # speculative-worker functions (with_stack): the phase the worker is in
 GENERIC = 1  # model-runner functions that every forward passes through
+USER_DEFAULT = EXPLICIT + 1  # a rules-file pattern beats every built-in unless it says otherwise
 
 
 @dataclass(frozen=True)
@@ -106,14 +113,14 @@ _SPEC_WORKER = r"(eagle|spec|mtp|standalone|multi_layer)\w*\.py\(\d+\):\s*"
 _MODEL_RUNNER = r"model_runner\.py\(\d+\):\s*"
 
 PHASE_RULES: tuple[PhaseRule, ...] = (
-    PhaseRule(DRAFT_EXTEND, _DRAFT_STEP + r"(draft_extend\w*|extend)\b", STEP_ANNOTATION, why="drafter's extend pass"),
-    PhaseRule(DRAFT, _DRAFT_STEP, STEP_ANNOTATION, why="any other drafter forward"),
-    PhaseRule(DRAFT_EXTEND, _STEP + r"draft_extend", STEP_ANNOTATION, why="DRAFT_EXTEND, DRAFT_EXTEND_V2"),
-    PhaseRule(VERIFY, _STEP + r"(target_)?verify\b", STEP_ANNOTATION, why="TARGET_VERIFY"),
-    PhaseRule(DRAFT, _STEP + r"draft\b", STEP_ANNOTATION),
-    PhaseRule(DECODE, _STEP + r"decode\b", STEP_ANNOTATION, why="in a trace with verify steps this is a draft forward"),
-    PhaseRule(TARGET_PREFILL, _STEP + r"(extend|prefill|mixed|split_prefill)\b", STEP_ANNOTATION),
-    PhaseRule(OTHER_PHASE, _STEP, STEP_ANNOTATION, why="IDLE, DUMMY_FIRST and future modes"),
+    PhaseRule(DRAFT_EXTEND, _DRAFT_STEP + r"(draft_extend\w*|extend)\b", STEP_ANNOTATION, EXPLICIT, why="drafter's extend pass"),
+    PhaseRule(DRAFT, _DRAFT_STEP, STEP_ANNOTATION, EXPLICIT, why="any other drafter forward"),
+    PhaseRule(DRAFT_EXTEND, _STEP + r"draft_extend", STEP_ANNOTATION, EXPLICIT, why="DRAFT_EXTEND, DRAFT_EXTEND_V2"),
+    PhaseRule(VERIFY, _STEP + r"(target_)?verify\b", STEP_ANNOTATION, EXPLICIT, why="TARGET_VERIFY"),
+    PhaseRule(DRAFT, _STEP + r"draft\b", STEP_ANNOTATION, EXPLICIT),
+    PhaseRule(DECODE, _STEP + r"decode\b", STEP_ANNOTATION, EXPLICIT, why="in a trace with verify steps this is a draft forward"),
+    PhaseRule(TARGET_PREFILL, _STEP + r"(extend|prefill|mixed|split_prefill)\b", STEP_ANNOTATION, EXPLICIT),
+    PhaseRule(OTHER_PHASE, _STEP, STEP_ANNOTATION, EXPLICIT, why="IDLE, DUMMY_FIRST and future modes"),
     PhaseRule(DRAFT_EXTEND, _SPEC_WORKER + r"(forward_draft_extend\w*|_?draft_extend\w*)$", PYTHON_STACK),
     PhaseRule(DRAFT, _SPEC_WORKER + r"(draft|draft_forward|_draft_\w+)$", PYTHON_STACK),
     PhaseRule(VERIFY, _SPEC_WORKER + r"(verify|_verify\w*)$", PYTHON_STACK),
@@ -247,7 +254,10 @@ def phase_rule_from(path: Path, index: int, entry: dict[str, Any]) -> PhaseRule:
     allowed = CPU_RANGE_CATEGORIES + GPU_RANGE_CATEGORIES
     if not isinstance(categories, list) or not set(categories) <= set(allowed):
         raise MalformedInput(path, f"'categories' must be a subset of {list(allowed)}", key=where, hint=RULES_FILE_HINT)
-    priority = entry.get("priority", SPECIFIC + 1)
+    priority = entry.get("priority", USER_DEFAULT)
     if not isinstance(priority, int):
-        raise MalformedInput(path, "'priority' must be an integer", key=where, hint="higher wins when markers nest; built-ins use 1 and 2")
+        raise MalformedInput(
+            path, "'priority' must be an integer", key=where,
+            hint=f"higher wins when markers nest; built-ins use {GENERIC} (model runner), {SPECIFIC} (worker functions), {EXPLICIT} (step[...] spans)",
+        )
     return PhaseRule(phase, checked_pattern(path, where, entry), USER_RULE, priority, tuple(categories), str(entry.get("why", "user rule")))

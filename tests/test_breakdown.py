@@ -27,8 +27,8 @@ from ingest.breakdown import (
     attribute_phases,
     estimate_cycle,
     find_cycles,
-    innermost_segments,
     merge_intervals,
+    outermost_segments,
     summarize_across_ranks,
     union_length,
 )
@@ -110,11 +110,17 @@ def test_touching_and_empty_intervals() -> None:
     assert union_length(np.array([]), np.array([])) == 0.0
 
 
-def test_innermost_segments_of_nested_ranges() -> None:
-    seg_start, seg_end, label = innermost_segments(np.array([0.0, 10.0, 30.0]), np.array([100.0, 20.0, 40.0]))
+def test_outermost_segments_of_nested_ranges() -> None:
+    # [0,100] holds [10,20] and [30,40]; [150,160] holds [150,155] (same start: the longer is outer);
+    # [200,210] and [205,230] overlap partially: the later owns only what sticks out; [300,300] is empty
+    seg_start, seg_end, label = outermost_segments(
+        np.array([30.0, 0.0, 10.0, 150.0, 150.0, 205.0, 200.0, 300.0]),
+        np.array([40.0, 100.0, 20.0, 155.0, 160.0, 230.0, 210.0, 300.0]),
+    )
     assert list(zip(seg_start.tolist(), seg_end.tolist(), label.tolist())) == [
-        (0, 10, 0), (10, 20, 1), (20, 30, 0), (30, 40, 2), (40, 100, 0),
+        (0, 100, 1), (150, 160, 4), (200, 210, 6), (210, 230, 5),
     ]
+    assert [a.size for a in outermost_segments(np.array([]), np.array([]))] == [0, 0, 0]
 
 
 # --- phase attribution --------------------------------------------------------------------------------
@@ -135,6 +141,82 @@ def test_worker_markers_beat_the_generic_model_runner_markers_they_enclose() -> 
     result = attribute_phases(events, RULES)
     assert [PHASE_CODES[p] for p in result.phase] == ["verify", "target_prefill"]
     assert result.method.tolist() == [M_LAUNCH, M_LAUNCH]
+
+
+RUNNER = "sglang/srt/model_executor/model_runner.py"
+
+
+def combined(*sets: Markers) -> Markers:
+    """Markers of several categories on one thread (``markers`` builds one category at a time)."""
+    return Markers(
+        lane=np.concatenate([m.lane for m in sets]),
+        start=np.concatenate([m.start for m in sets]),
+        end=np.concatenate([m.end for m in sets]),
+        phase=np.concatenate([m.phase for m in sets]),
+        priority=np.concatenate([m.priority for m in sets]),
+        source=[source for m in sets for source in m.source],
+    )
+
+
+def phases_of(events: RankEvents) -> list[str]:
+    return [PHASE_CODES[p] for p in attribute_phases(events, RULES).phase]
+
+
+@pytest.mark.parametrize("helper", ["draft_forward", "draft", "_draft_one_step"])
+def test_a_drafter_helper_called_from_draft_extend_is_draft_extend_time(helper: str) -> None:
+    # the same helper, called from draft-extend and from draft: the outermost worker function decides,
+    # and the model runner's forward_extend/forward_decode inside it never does
+    kernels, names = gpu((500, 510, 7, 1, "extend kernel"), (600, 610, 7, 2, "draft kernel"))
+    events = RankEvents(
+        0, kernels, launches((1, 30), (2, 230)),
+        markers(
+            (f"{WORKER}(640): forward_draft_extend_after_decode", 0, 100),
+            (f"{WORKER}(470): {helper}", 10, 90),
+            (f"{RUNNER}(1800): forward_extend", 20, 80),
+            (f"{WORKER}(420): draft", 200, 300),
+            (f"{WORKER}(470): {helper}", 210, 290),
+            (f"{RUNNER}(1700): forward_decode", 220, 280),
+        ),
+        names=names,
+    )
+    assert phases_of(events) == ["draft_extend", "draft"]
+
+
+def test_a_step_span_decides_over_any_python_function_around_or_inside_it() -> None:
+    kernels, names = gpu((500, 510, 7, 1, "a"), (600, 610, 7, 2, "b"), (700, 710, 7, 3, "c"))
+    stack = markers(
+        (f"{WORKER}(470): draft_forward", 10, 90),  # inside step[DRAFT_EXTEND_V2 ...]
+        (f"{WORKER}(420): draft", 200, 300),  # around step[VERIFY ...]: the span names the forward
+        (f"{WORKER}(512): verify", 400, 480),  # no span here: the worker function decides
+    )
+    steps = markers(("step[DRAFT_EXTEND_V2 bs=1]", 0, 100), ("step[VERIFY bs=1]", 210, 290), category="user_annotation")
+    events = RankEvents(0, kernels, launches((1, 30), (2, 230), (3, 430)), combined(stack, steps), names=names)
+    assert phases_of(events) == ["draft_extend", "verify", "verify"]
+
+
+def test_of_nested_step_spans_the_outermost_decides() -> None:
+    # a worker-level span around the model runner's step[decode bs=N] forwards
+    kernels, names = gpu(*[(500 + 10 * i, 505 + 10 * i, 7, i, "k") for i in range(4)])
+    events = RankEvents(
+        0, kernels, launches((0, 20), (1, 60), (2, 220), (3, 260)),
+        markers(
+            ("step[DRAFT_EXTEND_V2 bs=1]", 0, 100), ("step[decode bs=1]", 10, 40), ("step[decode bs=1]", 50, 90),
+            ("step[DRAFT bs=1]", 200, 300), ("step[decode bs=1]", 210, 240), ("step[decode bs=1]", 250, 290),
+            category="user_annotation",
+        ),
+        names=names,
+    )
+    result = attribute_phases(events, RULES)
+    assert [PHASE_CODES[p] for p in result.phase] == ["draft_extend", "draft_extend", "draft", "draft"]
+    assert result.instance.tolist() == [0, 0, 3, 3]  # one step each, not one per inner forward
+
+
+def test_generic_model_runner_markers_decide_only_where_no_speculative_marker_encloses_the_launch() -> None:
+    kernels, names = gpu((500, 510, 7, 1, "a"), (600, 610, 7, 2, "b"))
+    stack = markers((f"{RUNNER}(1800): forward_extend", 0, 100), (f"{RUNNER}(1800): forward_extend", 200, 300))
+    steps = markers(("step[DRAFT_EXTEND bs=1]", 210, 290), category="user_annotation")
+    events = RankEvents(0, kernels, launches((1, 30), (2, 230)), combined(stack, steps), names=names)
+    assert phases_of(events) == ["target_prefill", "draft_extend"]
 
 
 def test_a_kernel_takes_the_phase_of_its_launch_not_of_when_it_ran() -> None:
@@ -321,17 +403,17 @@ def test_kernel_classes(name: str, category: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("name", "category", "phase", "priority"),
     [
-        ("step[TARGET_VERIFY bs=8]", "user_annotation", "verify", 2),
-        ("step[VERIFY bs=8]", "user_annotation", "verify", 2),
-        ("step[DRAFT_EXTEND_V2 bs=8]", "user_annotation", "draft_extend", 2),
-        ("step[DRAFT bs=8]", "user_annotation", "draft", 2),
-        ("draft step[DECODE bs=8]", "user_annotation", "draft", 2),
-        ("draft step[EXTEND bs=8 toks=100]", "user_annotation", "draft_extend", 2),
-        ("step[decode bs=1]", "user_annotation", "decode", 2),
-        ("step[DECODE bs=2 g_sq=2 g_sqsq=2 g_sqsk=30 g_sk=30]", "user_annotation", "decode", 2),
-        ("step[EXTEND bs=2 toks=12]", "user_annotation", "target_prefill", 2),
-        ("step[IDLE bs=0]", "user_annotation", "other", 2),
-        ("step[TARGET_VERIFY bs=8]", "gpu_user_annotation", "verify", 2),
+        ("step[TARGET_VERIFY bs=8]", "user_annotation", "verify", 3),
+        ("step[VERIFY bs=8]", "user_annotation", "verify", 3),
+        ("step[DRAFT_EXTEND_V2 bs=8]", "user_annotation", "draft_extend", 3),
+        ("step[DRAFT bs=8]", "user_annotation", "draft", 3),
+        ("draft step[DECODE bs=8]", "user_annotation", "draft", 3),
+        ("draft step[EXTEND bs=8 toks=100]", "user_annotation", "draft_extend", 3),
+        ("step[decode bs=1]", "user_annotation", "decode", 3),
+        ("step[DECODE bs=2 g_sq=2 g_sqsq=2 g_sqsk=30 g_sk=30]", "user_annotation", "decode", 3),
+        ("step[EXTEND bs=2 toks=12]", "user_annotation", "target_prefill", 3),
+        ("step[IDLE bs=0]", "user_annotation", "other", 3),
+        ("step[TARGET_VERIFY bs=8]", "gpu_user_annotation", "verify", 3),
         (f"{WORKER}(420): draft", "python_function", "draft", 2),
         (f"{WORKER}(512): verify", "python_function", "verify", 2),
         (f"{WORKER}(640): forward_draft_extend_after_decode", "python_function", "draft_extend", 2),
@@ -365,6 +447,7 @@ def test_a_user_rules_file_adds_patterns_ahead_of_the_built_in_ones(tmp_path: Pa
     assert rules.kernel_class("my_fused_allgather_gemm_kernel") == "communication"  # built-ins would say gemm
     rule = rules.phase_marker("my_team.py(12): check_drafts", "python_function")
     assert rule is not None and (rule.phase, rule.source) == ("verify", "user_rule")
+    assert rule.priority > max(built_in.priority for built_in in rules.phase_rules if built_in.source != "user_rule")
     same_as_json = tmp_path / "rules.json"
     same_as_json.write_text(json.dumps({"kernel_class": [{"class": "moe", "pattern": "^expert_router"}]}))
     assert default_rules().with_user_rules(same_as_json).kernel_class("expert_router_v2") == "moe"
