@@ -1,10 +1,12 @@
-"""The printed 'Serving Benchmark Result' block: SGLang and vLLM layouts, several blocks, the corpus."""
+"""The printed 'Serving Benchmark Result' block: SGLang and vLLM layouts, several blocks, a vLLM
+'Speculative Decoding' section pasted alone, the corpus."""
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from bench_golden import BENCH_FIXTURES, check_golden, golden_inputs
@@ -12,10 +14,25 @@ from conftest import corpus_files
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions, detect
 from ingest.parsers import bench_console
+from ingest.pipeline import ingest_file
 from ingest.parsers.bench_console import label_key
 from ingest.reader import read_head
 
 GOLDEN = golden_inputs(bench_console.KIND)
+SECTION_ONLY = BENCH_FIXTURES / "vllm-console-spec-decoding-section-only.txt"
+# vLLM's section as vllm/benchmarks/serve.py prints it: "{:-^50}" ruler, "{:<40} {:<10.2f}" rows.
+SECTION = (
+    "---------------Speculative Decoding---------------\n"
+    "Acceptance rate (%):                     52.33     \n"
+    "Acceptance length:                       2.57      \n"
+    "==================================================\n"
+)
+BLOCK = (
+    "============ Serving Benchmark Result ============\n"
+    "Successful requests:                     200       \n"
+    "Output token throughput (tok/s):         727.07    \n"
+    "==================================================\n"
+)
 
 
 def rows_of(path: Path) -> list[dict]:
@@ -23,7 +40,11 @@ def rows_of(path: Path) -> list[dict]:
 
 
 def test_there_are_golden_fixtures_for_both_layouts() -> None:
-    assert {p.name for p in GOLDEN} >= {"sglang-console-jan2025-two-runs.txt", "vllm-console-2025-spec-decoding.txt"}
+    assert {p.name for p in GOLDEN} >= {
+        "sglang-console-jan2025-two-runs.txt",
+        "vllm-console-2025-spec-decoding.txt",
+        SECTION_ONLY.name,
+    }
 
 
 @pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.name)
@@ -86,6 +107,70 @@ def test_vllm_layout_spec_decoding_section_and_preamble() -> None:
     assert 1 + extra["accepted_tokens"] / extra["drafts"] == pytest.approx(row["accept_length"], abs=0.005)
 
 
+# --- the "Speculative Decoding" section pasted alone ---------------------------------------------
+
+def test_a_section_pasted_alone_is_a_record_with_a_warning() -> None:
+    parsed = bench_console.parse(SECTION_ONLY, ParseOptions())
+    (row,) = parsed.tables["bench_serving"].to_pylist()
+    assert (parsed.engine, row["tool"], row["line_no"]) == ("vllm", "vllm bench serve", 2)
+    assert row["accept_length"] == 2.92
+    extra = json.loads(row["extra"])
+    assert extra["acceptance_rate_pct"] == 38.47  # percent, as printed: never converted
+    assert extra["per_position_acceptance_pct"] == [71.86, 47.75, 32.1, 22.0, 18.64]
+    assert (extra["drafts"], extra["draft_tokens"], extra["accepted_tokens"]) == (7281, 36405, 14005)
+    assert 1 + extra["accepted_tokens"] / extra["drafts"] == pytest.approx(row["accept_length"], abs=0.005)
+    assert 100 * extra["accepted_tokens"] / extra["draft_tokens"] == pytest.approx(extra["acceptance_rate_pct"], abs=0.005)
+    # The throughput block was not pasted: its columns are null (not 0), and the warning says so.
+    assert row["output_throughput"] is None and row["duration_s"] is None and row["completed"] is None
+    (warning,) = parsed.warnings
+    assert warning.startswith(f"{SECTION_ONLY}:2: ") and "throughput" in warning and "missing" in warning
+
+
+def test_a_section_inside_a_block_is_part_of_it() -> None:
+    parsed = bench_console.parse(BENCH_FIXTURES / "vllm-console-2025-spec-decoding.txt", ParseOptions())
+    assert parsed.tables["bench_serving"].num_rows == 1 and parsed.warnings == []
+
+
+@pytest.mark.parametrize("order", ["section-then-block", "block-then-section"])
+def test_a_section_alone_and_a_whole_block_are_two_records(tmp_path: Path, order: str) -> None:
+    path = tmp_path / "paste.txt"
+    path.write_text(SECTION + "\n" + BLOCK if order == "section-then-block" else BLOCK + "\n" + SECTION)
+    parsed = bench_console.parse(path, ParseOptions())
+    rows = parsed.tables["bench_serving"].to_pylist()
+    alone = rows[0] if order == "section-then-block" else rows[1]
+    whole = rows[1] if order == "section-then-block" else rows[0]
+    assert (alone["accept_length"], alone["output_throughput"]) == (2.57, None)
+    assert (whole["accept_length"], whole["output_throughput"], whole["completed"]) == (None, 727.07, 200)
+    assert len(parsed.warnings) == 1 and f":{alone['line_no']}: " in parsed.warnings[0]
+
+
+def test_rows_printed_just_before_a_lone_section_belong_to_it(tmp_path: Path) -> None:
+    """A paste cut inside the result block: the rows above the section are kept, like a preamble."""
+    path = tmp_path / "cut.txt"
+    path.write_text("Mean E2EL (ms):                          2804.77   \n" + SECTION)
+    (row,) = rows_of(path)
+    assert (row["mean_e2e_latency_ms"], row["accept_length"]) == (2804.77, 2.57)
+
+
+def test_a_section_ruler_without_rows_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "ruler.txt"
+    path.write_text("---------------Speculative Decoding---------------\n")
+    with pytest.raises(MalformedInput, match="Speculative Decoding"):
+        bench_console.parse(path, ParseOptions())
+
+
+def test_a_lone_section_survives_the_store_with_nothing_dropped(tmp_path: Path) -> None:
+    """Everything the section printed reaches the store: accept length in its column, the rest in extra."""
+    db = tmp_path / "store.duckdb"
+    report = ingest_file(SECTION_ONLY, db)
+    assert report.status == "loaded" and report.kind == bench_console.KIND
+    with duckdb.connect(str(db), read_only=True) as con:
+        tool, accept_length, extra = con.execute("SELECT tool, accept_length, extra FROM bench_serving").fetchone()
+    assert (tool, accept_length) == ("vllm bench serve", 2.92)
+    parsed_extra = json.loads(bench_console.parse(SECTION_ONLY, ParseOptions()).tables["bench_serving"]["extra"][0].as_py())
+    assert json.loads(extra) == parsed_extra
+
+
 def test_a_file_without_a_block_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("Successful requests: 64\nBenchmark duration (s): 15.30\n")
@@ -106,8 +191,10 @@ def test_a_block_cut_short_keeps_what_it_has(tmp_path: Path) -> None:
         b'{"backend": "sglang", "completed": 1, "duration": 2.0, "output_throughput": 3.0}\n',
         b"[2025-11-11 04:06:27] Decode batch, #running-req: 1, #token: 90, accept len: 1.58\n",
         b"mean acceptance length: 3.64\nnum_drafts: 4687\n",
+        b"notes: the ---------------Speculative Decoding--------------- section is missing today\n",
+        b"---------------Speculative Decoding---------------\nsee the PR for the numbers\n",
     ],
-    ids=["bench-serving-jsonl", "sglang-log", "vllm-offline-summary"],
+    ids=["bench-serving-jsonl", "sglang-log", "vllm-offline-summary", "names-the-section", "ruler-without-rows"],
 )
 def test_sniff_leaves_other_formats_alone(head: bytes) -> None:
     assert not bench_console.sniff(head)
@@ -139,6 +226,8 @@ def test_corpus_21477_vllm_eagle(corpus_dir: Path) -> None:
     assert row["completed"] == 100 and row["output_throughput"] == 157.49
     assert row["mean_tpot_ms"] == 12.47  # the excerpt ends inside the TPOT block: kept
     assert json.loads(row["extra"]) == {"total_token_throughput_tok_s": 228.33}
+    # Jul 2025: no "Speculative Decoding" section yet, and a whole banner, so no section-only warning.
+    assert row["accept_length"] is None and parsed.warnings == []
 
 
 @pytest.mark.corpus

@@ -22,8 +22,19 @@ column). The layout says which tool printed a block (``TOOL_MARKERS``).
 
 A block ends at its closing ``=====`` line, at the next banner, or at the end of
 the file (pasted excerpts are often cut short: what is there is kept). Section
-rulers (``----Time to First Token----``) only structure the block. Deliberately
-ignored: other lines (tqdm bars, shell prompts, logs), counted in ``skipped``.
+rulers (``----Time to First Token----``) only structure the block.
+
+**Section only.** vLLM prints its ``---Speculative Decoding---`` section last,
+just before the closing rule (``vllm/benchmarks/serve.py``: ``Acceptance rate
+(%)``, ``Acceptance length``, ``Drafts``, ``Draft tokens``, ``Accepted tokens``,
+``Per-position acceptance (%)``), and people asking about acceptance paste only
+that section. Outside a block, that ruler starts a block of its own: one row
+with ``accept_length`` and the section's rows in ``extra`` like a whole block's,
+``tool`` "vllm bench serve" (no other tool prints the section), and a warning
+that the result block above it, with throughput and latency, was not pasted
+(those columns are null, not 0).
+
+Deliberately ignored: other lines (tqdm bars, shell prompts, logs), counted in ``skipped``.
 """
 from __future__ import annotations
 
@@ -44,6 +55,10 @@ from ingest.tables import BENCH_SERVING, table_from_rows
 KIND = "bench_serving_console"
 
 BANNER = re.compile(r"=+\s*Serving Benchmark Result\s*=+")
+# vLLM's last section, "{:-^50}".format("Speculative Decoding"); outside a block it starts one.
+SPEC_SECTION = re.compile(r"^\s*-{3,}\s*Speculative Decoding\s*-{3,}\s*$")
+SPEC_SECTION_ROW = re.compile(r"(?m)^\s*Acceptance (?:length|rate \(%\)):\s+\S")
+SECTION_TOOL = "vllm bench serve"
 CLOSING_RULE = re.compile(r"^\s*={10,}\s*$")
 SECTION_RULE = re.compile(r"^\s*-{3,}[^-].*?-{3,}\s*$")
 ROW = re.compile(r"^\s*(?P<label>[A-Za-z][\w .()/%#,'-]{0,80}?)\s*:\s+(?P<value>\S.*?)\s*$")
@@ -111,6 +126,7 @@ class Block:
     preamble: dict[str, Row]  # label key -> row
     rows: dict[str, Row] = field(default_factory=dict)
     duplicates: list[tuple[int, str]] = field(default_factory=list)
+    section_only: bool = False  # a pasted "Speculative Decoding" section without its banner
 
 
 def label_key(label: str) -> str:
@@ -119,7 +135,11 @@ def label_key(label: str) -> str:
 
 
 def sniff(head: bytes) -> bool:
-    return BANNER.search(head.decode("utf-8", errors="replace")) is not None
+    text = head.decode("utf-8", errors="replace")
+    if BANNER.search(text):
+        return True
+    # A section-only paste: the ruler alone is not enough (a note may name the section), its rows are.
+    return any(SPEC_SECTION.match(line) for line in text.splitlines()) and SPEC_SECTION_ROW.search(text) is not None
 
 
 def parse(path: Path, options: ParseOptions) -> ParsedSource:
@@ -129,18 +149,23 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
     if not blocks:
         raise MalformedInput(
             path,
-            "no 'Serving Benchmark Result' block found",
+            "no 'Serving Benchmark Result' block or 'Speculative Decoding' section found",
             hint="paste the whole summary, from the ==== Serving Benchmark Result ==== banner to the closing ==== line",
         )
     for empty in (block for block in blocks if not block.rows):
         parsed.skipped[EMPTY_BLOCK] += 1
-        parsed.warnings.append(f"{path}:{empty.line_no}: a 'Serving Benchmark Result' banner with no rows after it; skipped")
+        parsed.warnings.append(f"{path}:{empty.line_no}: a {block_name(empty)} with no rows after it; skipped")
     blocks = [block for block in blocks if block.rows]
     if not blocks:
         raise MalformedInput(
             path,
-            "no rows after the 'Serving Benchmark Result' banner",
+            "no rows after the 'Serving Benchmark Result' banner or the 'Speculative Decoding' ruler",
             hint="paste the whole summary, from the ==== Serving Benchmark Result ==== banner to the closing ==== line",
+        )
+    for section in (block for block in blocks if block.section_only):
+        parsed.warnings.append(
+            f"{path}:{section.line_no}: a 'Speculative Decoding' section without its 'Serving Benchmark Result' "
+            "banner: the result block's throughput and latency rows are missing (their columns are null)"
         )
     rows = [block_row(path, parsed, index, block) for index, block in enumerate(blocks)]
     parsed.engine = engine_of(rows, default=TOOL_ENGINE[rows[0]["tool"]])
@@ -162,6 +187,11 @@ def read_blocks(lines: Iterable[str], parsed: ParsedSource) -> list[Block]:
             continue
         if current is not None and CLOSING_RULE.match(text):
             current = None
+            continue
+        if current is None and SPEC_SECTION.match(text):
+            current = Block(line_no, preamble, section_only=True)
+            blocks.append(current)
+            preamble = {}
             continue
         if not text.strip() or (current is not None and (SECTION_RULE.match(text) or HEADER_ROW.match(text))):
             continue
@@ -197,7 +227,7 @@ def block_row(path: Path, parsed: ParsedSource, record_index: int, block: Block)
         **mapped.row,
         "record_index": record_index,
         "line_no": block.line_no,
-        "tool": tool_of(block),
+        "tool": SECTION_TOOL if block.section_only else tool_of(block),
         "extra": extra_json(extra),
     }
 
@@ -213,6 +243,10 @@ def split_indexed(values: dict[str, str]) -> tuple[dict[str, str], dict[str, lis
         else:
             plain[key] = value
     return plain, {name: [items[i] for i in sorted(items)] for name, items in numbered.items()}
+
+
+def block_name(block: Block) -> str:
+    return "'Speculative Decoding' ruler" if block.section_only else "'Serving Benchmark Result' banner"
 
 
 def tool_of(block: Block) -> str:
@@ -236,7 +270,10 @@ def printed_value(text: Any) -> Any:
 
 FORMAT = Format(
     kind=KIND,
-    description="benchmark console summary (the 'Serving Benchmark Result' block of sglang.bench_serving / vllm bench serve)",
+    description=(
+        "benchmark console summary (the 'Serving Benchmark Result' block of sglang.bench_serving / vllm bench serve, "
+        "or vLLM's 'Speculative Decoding' section alone)"
+    ),
     sniff=sniff,
     parse=parse,
 )
