@@ -206,6 +206,8 @@ STEPS = TRACES / "eagle-steps-TP-1-DECODE.trace.json.gz"
 MERGED = TRACES / "merged-eagle.trace.json.gz"
 BASELINE = TRACES / "baseline-TP-0.trace.json.gz"
 NO_PHASES = TRACES / "no-phases-TP-0.trace.json.gz"
+NESTED_STACK = TRACES / "eagle-nested-stack-TP-0.trace.json.gz"
+NESTED_STEPS = TRACES / "eagle-nested-steps-TP-0.trace.json.gz"
 
 PREFILL_CYCLE = {("window", ""): 1050, ("target_prefill", "gemm"): 400, ("draft_extend", "elementwise/other"): 50, ("idle", "idle"): 600}
 
@@ -325,6 +327,76 @@ def test_a_trace_without_phase_markers_is_all_unattributed_not_an_error() -> Non
         ("idle", "idle"): 2670,
     }
     assert rank_row(NO_PHASES)["phase_source"] == "none"
+
+
+# --- nested phase functions: the outermost decides, a step[...] span over Python names -------------------
+
+def launched_inside(document: dict[str, Any], function: str) -> list[list[tuple[float, float]]]:
+    """Per call of a Python function (in time order): the GPU intervals of the kernels launched inside it.
+
+    Straight from the raw events, not through the parser: a launch is inside a call when it sits on
+    the call's thread within its range; a kernel belongs to the launch with its correlation id.
+    """
+    events = [e for e in document["traceEvents"] if e.get("ph") == "X"]
+    calls = sorted(
+        (e["ts"], e["ts"] + e["dur"], e["pid"], e["tid"])
+        for e in events if e["cat"] == "python_function" and e["name"].endswith(f": {function}")
+    )
+    call_of_launch: dict[int, int] = {}
+    for e in events:
+        if e["cat"] in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
+            for index, (start, end, pid, tid) in enumerate(calls):
+                if (e["pid"], e["tid"]) == (pid, tid) and start <= e["ts"] < end:
+                    call_of_launch[e["args"]["correlation"]] = index
+    intervals: list[list[tuple[float, float]]] = [[] for _ in calls]
+    for e in events:
+        if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset"):
+            index = call_of_launch.get(e.get("args", {}).get("correlation"))
+            if index is not None:
+                intervals[index].append((e["ts"], e["ts"] + e["dur"]))
+    return intervals
+
+
+def phase_ms(path: Path, phase: str) -> list[float]:
+    """Per cycle, the phase's time as the parser reports it (exclusive, all kernel classes)."""
+    table = cycle_table(path)
+    return [sum(us for (row_phase, _), us in table[cycle].items() if row_phase == phase) / 1000 for cycle in sorted(table)]
+
+
+def nested_cycle(window: float, idle: float) -> dict[tuple[str, str], float]:
+    """One cycle of the nested layout (make_eagle_trace.py): draft 200, verify 1200, draft-extend 180, scheduler 20."""
+    return {
+        ("window", ""): window,
+        ("draft", "gemm"): 100, ("draft", "attention"): 60, ("draft", "elementwise/other"): 40,
+        ("verify", "gemm"): 200, ("verify", "communication"): 1000,
+        # the side-stream attention [2030, 2090] outranks the gemm and the graph kernel it overlaps
+        ("draft_extend", "gemm"): 80, ("draft_extend", "attention"): 60, ("draft_extend", "elementwise/other"): 40,
+        ("unattributed", "elementwise/other"): 20,
+        ("idle", "idle"): idle,
+    }
+
+
+@pytest.mark.parametrize("path", [NESTED_STACK, NESTED_STEPS], ids=["without step spans", "with step spans"])
+def test_a_drafter_helper_called_from_draft_extend_is_draft_extend_time(path: Path) -> None:
+    # draft_forward runs under draft and under forward_draft_extend_after_decode: the outermost worker
+    # function decides (or the step[...] span, where there is one), never the helper nor the model runner
+    document = raw_document(path)
+    extend = [merged_length(spans) / 1000 for spans in launched_inside(document, "forward_draft_extend_after_decode")]
+    draft = [merged_length(spans) / 1000 for spans in launched_inside(document, "draft")]
+    assert extend == pytest.approx([0.18] * 3) and draft == pytest.approx([0.2] * 3)  # the layout, by hand
+    assert phase_ms(path, "draft_extend") == pytest.approx(extend, abs=1e-9)
+    assert phase_ms(path, "draft") == pytest.approx(draft, abs=1e-9)
+    assert cycle_table(path) == {0: nested_cycle(2500, 900), 1: nested_cycle(2500, 900), 2: nested_cycle(2320, 720)}
+    row = rank_row(path)
+    assert (row["cycles"], row["complete_cycles"], row["median_cycle_ms"]) == (3, 3, pytest.approx(2.5))
+    assert (row["median_verify_ms"], row["verify_comm_share"]) == (pytest.approx(1.2), pytest.approx(1000 / 1200))
+    assert {r["attribution"] for r in rows(path, "cycle_phase_times") if r["cycle_phase"] in ("draft", "draft_extend")} == {"launch_marker"}
+
+
+def test_the_nested_traces_differ_only_in_their_markers() -> None:
+    assert rank_row(NESTED_STACK)["phase_source"] == "python_stack"
+    assert rank_row(NESTED_STEPS)["phase_source"] == "python_stack+step_annotation"
+    assert rows(NESTED_STACK, "trace_kernels") == rows(NESTED_STEPS, "trace_kernels")
 
 
 def test_committed_fixtures_are_what_the_generator_writes(tmp_path: Path) -> None:
