@@ -4,6 +4,13 @@ Every reader gets its bytes through ``open_binary``, so two things hold for all 
 a gzip stream that is corrupt or cut short raises ``MalformedInput`` wherever it is read
 (not only in the first 64 KiB that detection looks at), and a UTF-8 byte-order mark
 (written by Windows editors and PowerShell) is not part of the content.
+
+Content that is not text comes in two sorts, told apart here because a directory walk treats
+them differently: data we cannot read *yet* (compressed again, zipped, UTF-16: ``NOT_TEXT_MAGIC``,
+each with the command that makes it readable; always a failure), and files that are plainly not
+data (images, databases, other binaries: ``NOT_DATA_MAGIC``, or NUL bytes among bytes that are not
+text), raised as ``NotExperimentData`` so that ``specdash ingest DIR`` can skip them. Text with NUL
+runs (a log cut by a crash, or preallocated) stays a failure: it is a data file gone wrong.
 """
 from __future__ import annotations
 
@@ -32,6 +39,35 @@ NOT_TEXT_MAGIC: tuple[tuple[re.Pattern[bytes], str, str], ...] = (
      "UTF-16 text (as PowerShell's > writes it), not UTF-8",
      "convert it: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8 (in PowerShell, pipe to Out-File -Encoding utf8)"),
 )
+# Binary files that are plainly not experiment data (what a results folder also holds), by their
+# first bytes: (magic, the name counted in "skipped N files that are not experiment data: ...").
+NOT_DATA_MAGIC: tuple[tuple[re.Pattern[bytes], str], ...] = (
+    (re.compile(rb"\x89PNG\r\n\x1a\n"), "PNG"),
+    (re.compile(rb"\xff\xd8\xff"), "JPEG"),
+    (re.compile(rb"GIF8[79]a"), "GIF"),
+    (re.compile(rb"RIFF.{4}WEBP", re.DOTALL), "WebP"),
+    (re.compile(rb"%PDF-"), "PDF"),
+    (re.compile(rb"SQLite format 3\x00"), "SQLite"),
+    (re.compile(rb".{8}DUCK", re.DOTALL), "DuckDB"),
+    (re.compile(rb"PAR1"), "Parquet"),
+)
+BINARY_SAMPLE = 8192  # bytes looked at for NUL bytes
+NOT_TEXT_SHARE = 0.1  # above this share of control or undecodable characters (NULs aside), content is binary
+TEXT_CONTROLS = frozenset("\t\n\r\f\v\x1b")  # control characters that text (and coloured logs) holds
+BINARY = "binary (NUL bytes)"  # what other binary content is counted as
+
+
+class NotExperimentData(UnrecognizedFormat):
+    """No format reads the file, and it is plainly not experiment data (a README, a note, an image).
+
+    ``what`` names the sort, as counted in the skip summary ("PNG", "Markdown", ...). Files found
+    by walking a directory are skipped for this; a file named on the command line, or any under
+    ``--strict``, fails like any other unrecognized file.
+    """
+
+    def __init__(self, path: str | Path, message: str, *, what: str, hint: str = "") -> None:
+        super().__init__(path, message, hint=hint)
+        self.what = what
 
 
 def corrupt_gzip(path: Path, error: BaseException) -> MalformedInput:
@@ -117,7 +153,20 @@ def read_all(path: Path) -> bytes:
 
 
 def looks_binary(head: bytes) -> bool:
-    return b"\x00" in head[:8192]
+    return b"\x00" in head[:BINARY_SAMPLE]
+
+
+def binary_kind(head: bytes) -> str | None:
+    """What a head that is plainly not text is ("PNG", "DuckDB", ``BINARY``); None for text,
+    text with NUL runs included (a damaged data file, to be reported, not skipped)."""
+    for magic, what in NOT_DATA_MAGIC:
+        if magic.match(head):
+            return what
+    if not looks_binary(head):
+        return None
+    rest = head[:BINARY_SAMPLE].replace(b"\x00", b"").decode("utf-8", errors="replace")
+    odd = sum(1 for char in rest if char == "\ufffd" or (char < " " and char not in TEXT_CONTROLS))
+    return BINARY if rest and odd > NOT_TEXT_SHARE * len(rest) else None
 
 
 def decode_text(path: Path, data: bytes) -> str:
@@ -131,12 +180,20 @@ def text_lines(path: Path) -> io.TextIOWrapper:
 
 
 def reject_binary(path: Path, head: bytes) -> None:
+    """Raise for content that is not text: ``NotExperimentData`` when it is plainly no data file."""
     for magic, what, hint in NOT_TEXT_MAGIC:
         if magic.match(head):
             raise UnrecognizedFormat(path, f"{what}, not a log, benchmark or trace", hint=hint)
+    hint = "pass the text log, JSON/JSONL benchmark output or a .json(.gz) profiler trace"
+    kind = binary_kind(head)
+    if kind == BINARY:
+        raise NotExperimentData(path, "binary content (NUL bytes), not a log, benchmark or trace", what=kind, hint=hint)
+    if kind is not None:
+        raise NotExperimentData(path, f"a {kind} file, not a log, benchmark or trace", what=kind, hint=hint)
     if looks_binary(head):
         raise UnrecognizedFormat(
             path,
-            "binary content (NUL bytes), not a log, benchmark or trace",
-            hint="pass the text log, JSON/JSONL benchmark output or a .json(.gz) profiler trace",
+            "binary content (NUL bytes) among text",
+            hint="a log cut short by a crash, or preallocated, holds NUL runs: "
+            "remove them (tr -d '\\000' < FILE > FIXED) and pass the result",
         )
