@@ -276,4 +276,5 @@ FORMAT = Format(
     ),
     sniff=sniff,
     parse=parse,
+    example="============ Serving Benchmark Result ============",
 )

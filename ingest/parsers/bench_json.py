@@ -274,4 +274,5 @@ FORMAT = Format(
     description="benchmark JSON (specdash.bench/1 or a list of runs with tokens/time keys)",
     sniff=sniff,
     parse=parse,
+    example='{"format": "specdash.bench/1", … "runs": [{"index": 1, "prompt_tokens": 30, "output_tokens": 2048, "duration_s": 25.0}, …]}',
 )

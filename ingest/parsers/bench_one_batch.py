@@ -75,4 +75,5 @@ FORMAT = Format(
     description="sglang.bench_one_batch_server / bench_one_batch JSONL (one JSON object per batch-size run)",
     sniff=sniff,
     parse=parse,
+    example='{"run_name": "eagle3", "batch_size": 1, "input_len": 32, "output_len": 2048, "latency": 39.5, … "acc_length": 1.58}',
 )

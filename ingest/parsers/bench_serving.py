@@ -311,4 +311,5 @@ FORMAT = Format(
     description="sglang.bench_serving --output-file JSONL (one JSON record per run)",
     sniff=sniff,
     parse=parse,
+    example='{"backend": "sglang", "dataset_name": "random", "request_rate": Infinity, "max_concurrency": 1, … "output_throughput": 81.98, …}',
 )

@@ -326,4 +326,5 @@ FORMAT = Format(
     description="a benchmark script's printed run table (| Run | Tokens | Time (s) | Throughput (tok/s) | ...)",
     sniff=sniff,
     parse=parse,
+    example="| Run | Tokens | Time (s) | Throughput (tok/s) | Prompt Length |",
 )

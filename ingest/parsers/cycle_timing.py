@@ -342,4 +342,5 @@ FORMAT = Format(
     description="cycle timing CSV/JSONL (cycle, phase, ms[, rank, variant, session]) measured by a team's own code",
     sniff=sniff,
     parse=parse,
+    example="cycle,phase,ms,rank,variant,session,batch_size",
 )

@@ -538,4 +538,5 @@ FORMAT = Format(
     description="PyTorch profiler (Kineto) trace JSON, as SGLang writes per rank (.trace.json.gz)",
     sniff=sniff,
     parse=parse,
+    example='"traceEvents": [… {"ph": "X", "cat": "kernel", "name": "nvjet_tst_64x8_64x16_4x1_v_bz_TNT", … "dur": 400, …}',
 )

@@ -98,4 +98,5 @@ FORMAT = Format(
     description="SGLang send_one.py output (acc_length=X / speed=Y token/s)",
     sniff=sniff,
     parse=parse,
+    example="acc_length=1.58",
 )

@@ -206,6 +206,7 @@ FORMAT = Format(
     description="vllm bench serve --save-result JSON",
     sniff=sniff_json,
     parse=parse_json,
+    example='{"date": "20251020-101500", "endpoint_type": "openai", "label": null, … "output_throughput": 59.08, …}',
 )
 
 SUMMARY_FORMAT = Format(
@@ -213,4 +214,5 @@ SUMMARY_FORMAT = Format(
     description="vLLM spec_decode.py summary (num_drafts / mean acceptance length / acceptance at token i)",
     sniff=sniff_summary,
     parse=parse_summary,
+    example="mean acceptance length: 2.56",
 )

@@ -488,4 +488,5 @@ FORMAT = Format(
     description="vLLM server log (SpecDecoding/Speculative metrics, engine throughput, engine config)",
     sniff=sniff,
     parse=parse,
+    example="INFO 08-04 20:51:08 [metrics.py:96] SpecDecoding metrics: Mean acceptance length: 2.37, Accepted throughput: 8.90 tokens/s, …",
 )
