@@ -11,8 +11,8 @@ from typing import NoReturn
 
 from ingest import store
 from ingest.errors import IngestError
-from ingest.formats import ParseOptions
-from ingest.pipeline import FileReport, ingest_paths
+from ingest.formats import ParseOptions, registered_formats
+from ingest.pipeline import FileReport, ingest_paths, skipped_summary
 from ingest.progress import ProgressBar
 
 
@@ -33,6 +33,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     def show(report: FileReport) -> None:
         if bars:
             bars.pop().finish()
+        if report.status == "skipped":  # counted in one line at the end
+            return
         stream = sys.stderr if report.failed else sys.stdout
         print(report.summary(), file=stream, flush=True)
         for warning in report.warnings[: args.show_warnings]:
@@ -45,12 +47,29 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         store.set_meta(db, "clock_skew_s", str(args.clock_skew))
     reports = ingest_paths(
         args.paths, db, phase=args.phase, variant=args.variant, options=options, replace=args.replace,
-        on_report=show_json if args.json else show, progress=None if args.json else bar_for,
+        on_report=show_json if args.json else show, progress=None if args.json else bar_for, strict=args.strict,
     )
+    skipped = skipped_summary(reports)
+    if skipped is not None:  # with --json, stdout holds JSON only: each skipped file is an object there too
+        print(skipped, file=sys.stderr if args.json else sys.stdout, flush=True)
     failed = [report for report in reports if report.failed]
     if failed:
-        print(f"{len(failed)} of {len(reports)} files failed: {', '.join(str(r.path) for r in failed)}", file=sys.stderr)
+        data = [report for report in reports if report.status != "skipped"]
+        print(f"{len(failed)} of {len(data)} files failed: {', '.join(str(r.path) for r in failed)}", file=sys.stderr)
         return 1
+    return 0
+
+
+def cmd_formats(args: argparse.Namespace) -> int:
+    """Every format ingest reads, in the order detection tries them, each with an example line."""
+    formats = registered_formats()
+    if args.json:
+        print(json.dumps([{"kind": f.kind, "description": f.description, "example": f.example} for f in formats], indent=2))
+        return 0
+    print(f"specdash reads {len(formats)} formats, told apart by content (tried in this order; see docs/formats.md):")
+    for file_format in formats:
+        print(f"\n{file_format.kind}: {file_format.description}")
+        print(f"    {file_format.example or '(no example line declared)'}")
     return 0
 
 
@@ -165,7 +184,16 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--show-warnings", type=int, default=5, metavar="N", help="warnings to print per file")
     ingest.add_argument("--json", action="store_true",
                         help="one JSON object per file on stdout as it finishes (status, summary, all warnings)")
+    ingest.add_argument(
+        "--strict", action="store_true",
+        help="fail on files found in directories that no format reads and that are not data (README, *.md, "
+        "*.source, images, binaries), instead of skipping them",
+    )
     ingest.set_defaults(func=cmd_ingest)
+
+    formats = sub.add_parser("formats", help="list the formats ingest reads, each with an example line")
+    formats.add_argument("--json", action="store_true", help="a JSON list of {kind, description, example}")
+    formats.set_defaults(func=cmd_formats)
 
     serve = sub.add_parser("serve", help="start the dashboard")
     serve.add_argument("--db", help=db_help)

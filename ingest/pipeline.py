@@ -2,6 +2,12 @@
 
 A file that fails leaves the store exactly as it was and does not stop the others;
 the caller gets one ``FileReport`` per file to print or show.
+
+Files found by walking a directory that no format claims and that are plainly not experiment
+data (``NotExperimentData``: READMEs, Markdown and ``*.source`` notes, images and other
+binaries) are reported as "skipped", not failed: a results folder holds such files, and failing
+on them would hide the failures that matter. A file named explicitly is always read as data (the
+user asked for it), and ``strict=True`` makes every skipped file a failure again.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from ingest import store
 from ingest.errors import IngestError
 from ingest.formats import ParseOptions, detect
 from ingest.progress import rate_note
+from ingest.reader import NotExperimentData
 
 ProgressFactory = Callable[[Path], Callable[[int, int], None]]
 
@@ -28,7 +35,7 @@ ProgressFactory = Callable[[Path], Callable[[int, int], None]]
 @dataclass
 class FileReport:
     path: Path
-    status: str  # "loaded", "already ingested" or "failed"
+    status: str  # "loaded", "already ingested", "skipped" (not experiment data) or "failed"
     kind: str | None = None
     source_id: str | None = None
     rows_loaded: int = 0
@@ -38,6 +45,7 @@ class FileReport:
     error: IngestError | None = None
     size_bytes: int = 0
     seconds: float = 0.0
+    not_data: str | None = None  # for a skipped file, what it is: "Markdown", "PNG", ... (NotExperimentData.what)
 
     @property
     def failed(self) -> bool:
@@ -49,6 +57,8 @@ class FileReport:
             return text
         if self.status == "already ingested":
             return f"{self.path}: {self.kind}, already ingested (same sha256) — nothing to do"
+        if self.status == "skipped":
+            return f"{self.path}: skipped, not experiment data ({self.not_data}; no format claims it)"
         reasons = ", ".join(f"{count} {reason}" for reason, count in self.skipped.most_common())
         skipped = f"; skipped {self.lines_skipped} lines ({reasons})" if self.lines_skipped else ""
         speed = rate_note(self.size_bytes, self.seconds)
@@ -59,7 +69,7 @@ class FileReport:
         return {
             "path": str(self.path), "status": self.status, "kind": self.kind, "source_id": self.source_id,
             "rows_loaded": self.rows_loaded, "lines_skipped": self.lines_skipped, "skipped": dict(self.skipped),
-            "summary": self.summary(), "warnings": self.warnings,
+            "summary": self.summary(), "warnings": self.warnings, "not_data": self.not_data,
         }
 
 
@@ -90,16 +100,19 @@ def ingest_file(
     options: ParseOptions = ParseOptions(),
     replace: bool = False,
     progress: ProgressFactory | None = None,
+    skip_not_data: bool = False,
 ) -> FileReport:
+    """Detect, parse and load one file; ``skip_not_data``: report a ``NotExperimentData`` file as
+    "skipped" instead of failed (for files found by walking a directory)."""
     report = FileReport(path=path, status="failed")
     started = time.monotonic()
     try:
         if not path.is_file():
             raise IngestError(path, "no such file", hint="check the path")
+        file_format = detect(path)  # before hashing starts: a file no format reads is not read whole
+        report.kind = file_format.kind
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256") as hashing:
             sha256 = hashing.submit(store.file_sha256, path)  # hashed while the file is parsed
-            file_format = detect(path)
-            report.kind = file_format.kind
             if progress is not None:
                 options = dataclasses.replace(options, on_progress=progress(path))
             report.size_bytes = path.stat().st_size
@@ -114,6 +127,12 @@ def ingest_file(
     except _AlreadyIngested as known:
         report.status = "already ingested"
         report.source_id = store.source_id_for(known.sha256)
+        return report
+    except NotExperimentData as error:
+        if skip_not_data:
+            report.status, report.not_data = "skipped", error.what
+        else:
+            report.error = error
         return report
     except IngestError as error:
         report.error = error
@@ -166,22 +185,55 @@ def ingest_paths(
     replace: bool = False,
     on_report: Callable[[FileReport], None] | None = None,
     progress: ProgressFactory | None = None,
+    strict: bool = False,
 ) -> list[FileReport]:
-    """Ingest every file; files of one call share an ``ingest_group`` so they can be joined later."""
+    """Ingest every file; files of one call share an ``ingest_group`` so they can be joined later.
+
+    Files found under a directory that are not experiment data are "skipped" reports (failures
+    with ``strict``); a file given as such is always ingested as data.
+    """
     given = [Path(p) for p in paths]
     group = uuid.uuid4().hex[:12]
     reports: list[FileReport] = []
-    files = expand_paths(given)
-    if not files:
-        where = ", ".join(map(str, given)) or "(no path)"
-        error = IngestError(where, "no files found", hint="pass files, or directories that contain them")
-        reports.append(FileReport(path=Path(where), status="failed", error=error))
-    for path in files:
-        report = ingest_file(
-            path, db_path, phase=phase, variant=variant, group=group, options=options, replace=replace,
-            progress=progress,
-        )
+
+    def finish(report: FileReport) -> None:
         reports.append(report)
         if on_report is not None:
             on_report(report)
+
+    named = {path for path in given if not path.is_dir()}
+    files = expand_paths(given)
+    where = ", ".join(map(str, given)) or "(no path)"
+    if not files:
+        finish(FileReport(path=Path(where), status="failed",
+                          error=IngestError(where, "no files found", hint="pass files, or directories that contain them")))
+    for path in files:
+        finish(ingest_file(
+            path, db_path, phase=phase, variant=variant, group=group, options=options, replace=replace,
+            progress=progress, skip_not_data=not strict and path not in named,
+        ))
+    if files and all(report.status == "skipped" for report in reports):
+        finish(FileReport(path=Path(where), status="failed", error=IngestError(
+            where, f"no experiment data found, only {_counted(skipped_kinds(reports))}",
+            hint="pass the folder that holds the logs, benchmark output or traces; `specdash formats` lists what is read",
+        )))
     return reports
+
+
+def skipped_kinds(reports: Iterable[FileReport]) -> Counter[str]:
+    """How many files were skipped as not experiment data, by what they are ("Markdown": 2, ...)."""
+    return Counter(report.not_data or "other" for report in reports if report.status == "skipped")
+
+
+def skipped_summary(reports: Iterable[FileReport]) -> str | None:
+    """The one line that reports every skipped file, or None when none was skipped."""
+    kinds = skipped_kinds(reports)
+    total = sum(kinds.values())
+    if not total:
+        return None
+    files, them = ("1 file that is", "it a failure") if total == 1 else (f"{total} files that are", "them failures")
+    return f"skipped {files} not experiment data: {_counted(kinds)} (--strict makes {them})"
+
+
+def _counted(kinds: Counter[str]) -> str:
+    return ", ".join(f"{count} {what}" for what, count in kinds.most_common())
