@@ -111,6 +111,9 @@ def compare_variants(
             "cycle_ms_est": (tau if tau is not None else 1.0) / rate * 1000 if rate > 0 else None,
             "is_baseline": row["variant"] == baseline,
             "session_ids": list(row["session_ids"]) if "session_ids" in row and row["session_ids"] is not None else [],
+            "basis": row.get("basis", "benchmark runs"),
+            "sample_unit": row.get("sample_unit", "runs"),
+            "accept_basis": log.get("accept_basis") if log is not None else None,
         }
         if base_ci is not None and base_rate and out["is_baseline"]:
             out.update(delta=0.0, delta_pct=0.0, verdict="baseline", speedup=1.0)
@@ -352,6 +355,7 @@ def comparability(
             findings.append(finding(row["variant"], "server config", "one", f"{int(row['distinct_configs'])} different",
                                     "setup", True))
     findings += session_differences(summary, baseline)
+    findings += basis_differences(summary, baseline)
     findings += observed_differences(accept, baseline)
     return findings
 
@@ -389,6 +393,22 @@ def session_differences(summary: pd.DataFrame, baseline: str | None) -> list[dic
             findings.append(finding(row["variant"], "model (benchmark)", show(_as_list(b["models"])),
                                     show(_as_list(row["models"])), "benchmark", True))
     return findings
+
+
+def basis_differences(summary: pd.DataFrame, baseline: str | None) -> list[dict[str, Any]]:
+    """Throughput taken from another kind of source, or at another concurrency, than the baseline's: not like-for-like.
+
+    A bench record at max concurrency 16 reports the throughput of 16 streams together; a benchmark run or
+    a log line at 1 running request, one stream's: their Δ measures the load, not the drafter.
+    """
+    if "basis" not in summary:
+        return []
+    base = summary[summary["variant"] == baseline]
+    if base.empty:
+        return []
+    base_basis = base.iloc[0]["basis"]
+    return [finding(row["variant"], "throughput from", base_basis, row["basis"], "benchmark", True)
+            for _, row in summary[summary["variant"] != baseline].iterrows() if row["basis"] != base_basis]
 
 
 def observed_differences(accept: pd.DataFrame, baseline: str | None) -> list[dict[str, Any]]:

@@ -366,3 +366,27 @@ def rank_cycles(ranks: pd.DataFrame) -> go.Figure:
                          hovertemplate="%{y}: verify communication %{x:.2f} ms<extra></extra>"))
     fig.update_layout(barmode="overlay", xaxis_title="ms", yaxis=dict(autorange="reversed"))
     return _layout(fig, "Per rank: median complete cycle", 140 + 28 * len(labels))
+
+
+TRACE_CLASSES = {  # trace_ranks column, label, colour
+    "communication_ms": ("communication", "#E45756"),
+    "gemm_ms": ("GEMM", "#4C78A8"),
+    "attention_ms": ("attention", "#72B7B2"),
+    "moe_ms": ("MoE", "#54A24B"),
+    "memcpy_ms": ("memcpy/memset", "#B279A2"),
+    "other_kernel_ms": ("other kernels", "#9D755D"),
+    "idle_ms": ("GPU idle", "#BAB0AC"),
+}
+
+
+def trace_class_bars(overview: pd.DataFrame) -> go.Figure:
+    """Per trace file and rank, each kernel class's union over the whole trace (ms), grouped bars."""
+    fig = go.Figure()
+    labels = [f"{v} · rank {r}" for v, r in zip(overview["variant"], overview["rank"])]
+    for column, (label, colour) in TRACE_CLASSES.items():
+        fig.add_bar(y=labels, x=overview[column], name=label, orientation="h", marker_color=colour,
+                    hovertemplate=f"%{{y}}<br>{label}: %{{x:.2f}} ms<extra></extra>")
+    fig.update_layout(barmode="group", height=max(280, 40 + 26 * len(labels) * 3), xaxis_title="ms (union over the trace)",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), margin=dict(l=10, r=10, t=40, b=40))
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    return fig

@@ -27,6 +27,7 @@ MAX_POINTS = 2000  # time series are downsampled in SQL to at most this many poi
 UNLABELLED = "(unlabelled)"
 
 VARIANT = "coalesce(s.variant, '(unlabelled)')"
+TOK_PER_S = "coalesce(r.tok_per_s, r.output_tokens / r.duration_s)"  # a benchmark run's tok/s
 IN_SCOPE = f"""
     (len($phases) = 0 OR list_contains($phases, s.phase))
     AND (len($variants) = 0 OR list_contains($variants, {VARIANT}))
@@ -106,26 +107,24 @@ def store_state(db_path: str | Path) -> dict[str, Any]:
 # --- labels -----------------------------------------------------------------------------------
 
 def phases(db_path: str | Path) -> list[str]:
-    """Phase labels, oldest first (by their first session, else their first server start)."""
+    """Phase labels that have any evidence, oldest first (by their first session's start)."""
     df = frame(
         db_path,
         """
-        SELECT phase, min(started_at) AS first_seen FROM sessions WHERE phase IS NOT NULL GROUP BY phase
-        UNION ALL
-        SELECT phase, min(ts) FROM server_configs WHERE phase IS NOT NULL
-          AND phase NOT IN (SELECT phase FROM sessions WHERE phase IS NOT NULL) GROUP BY phase
-        ORDER BY first_seen NULLS LAST, phase
+        SELECT phase, min(started_at) AS first_seen FROM evidence_sessions WHERE phase IS NOT NULL
+        GROUP BY phase ORDER BY first_seen NULLS LAST, phase
         """,
     )
     return df["phase"].tolist()
 
 
 def variants(db_path: str | Path, phase_list: Sequence[str]) -> list[str]:
+    """Variants of every kind of session (evidence_sessions), first measured first."""
     df = frame(
         db_path,
         f"""
         SELECT {VARIANT} AS variant, min(started_at) AS first_seen
-        FROM sessions s WHERE len($phases) = 0 OR list_contains($phases, phase)
+        FROM evidence_sessions s WHERE len($phases) = 0 OR list_contains($phases, phase)
         GROUP BY 1 ORDER BY first_seen NULLS LAST, variant
         """,
         {"phases": list(phase_list)},
@@ -145,6 +144,97 @@ def speculative_variants(db_path: str | Path) -> dict[str, bool]:
 
 # --- compare ----------------------------------------------------------------------------------
 
+# Throughput evidence other than benchmark runs, one row per sample, for the sessions in ``ev``:
+# a bench record's output throughput, and a server log's `gen throughput` lines. A line right after
+# the log was idle (IDLE_GAP_S without a decode line, or the lifetime's first) spans the idle gap and is
+# meaningless (DOMAIN.md §4), so it is left out. basis_rank orders the sources a headline is taken from
+# (docs/metrics.md "Which throughput is the headline"): benchmark runs 1, bench records at max
+# concurrency 1 2, log lines at 1 running request 3, bench records at other concurrencies 4, log lines
+# at several running requests 5.
+IDLE_GAP_S = 10
+EVIDENCE_SAMPLES = f"""
+    record_samples AS (
+        SELECT e.session_id, e.phase, e.variant, e.started_at,
+               coalesce(b.max_concurrency, CASE WHEN b.tool ILIKE '%send_one%' THEN 1 END) AS concurrency,
+               b.output_throughput AS value, b.total_output_tokens AS tokens, b.duration_s AS seconds, b.tool
+        FROM ev e JOIN bench_serving b ON b.source_id = e.source_id AND b.record_index = e.part
+        WHERE e.origin = 'bench_record' AND b.output_throughput IS NOT NULL
+    ), log_lines AS (
+        SELECT e.session_id, e.phase, e.variant, d.running_req, d.gen_throughput, d.ts,
+               lag(d.ts) OVER (PARTITION BY d.source_id, d.segment, d.dp_rank ORDER BY d.line_no) AS previous_ts
+        FROM ev e JOIN decode_stats d ON d.source_id = e.source_id AND d.segment IS NOT DISTINCT FROM e.part
+        WHERE e.origin = 'server_lifetime'
+    ), samples AS (
+        SELECT session_id, phase, variant, started_at, CASE WHEN concurrency = 1 THEN 2 ELSE 4 END AS basis_rank,
+               concurrency, value, tokens, seconds, CAST(NULL AS BIGINT) AS running_req, tool
+        FROM record_samples
+        UNION ALL
+        SELECT session_id, phase, variant, ts, CASE WHEN running_req = 1 THEN 3 ELSE 5 END,
+               CASE WHEN running_req = 1 THEN 1 END, gen_throughput, NULL, NULL, running_req, NULL
+        FROM log_lines
+        WHERE gen_throughput IS NOT NULL
+          AND NOT (ts IS NOT NULL AND (previous_ts IS NULL OR ts - previous_ts > INTERVAL {IDLE_GAP_S} SECOND))
+    )
+"""
+SOURCE_FIGURES = f"""
+    WITH benchmark AS (
+        SELECT CASE WHEN $by_session THEN s.session_id END AS session_id,
+               CASE WHEN $by_phase THEN s.phase END AS phase,
+               {VARIANT} AS variant,
+               1 AS basis_rank, 'benchmark runs' AS basis, 'runs' AS sample_unit, CAST(NULL AS BIGINT) AS concurrency,
+               count(*) AS n_runs,
+               count(DISTINCT s.session_id) AS n_sessions,
+               avg({TOK_PER_S}) AS mean_of_runs,
+               sum(r.output_tokens) / sum(r.duration_s) AS tokens_over_time,
+               stddev_samp({TOK_PER_S}) AS sd,
+               count(*) FILTER (WHERE r.hit_max_tokens = false) AS short_runs,
+               min(r.prompt_tokens) AS prompt_min, max(r.prompt_tokens) AS prompt_max,
+               list(DISTINCT r.max_tokens ORDER BY r.max_tokens) FILTER (WHERE r.max_tokens IS NOT NULL) AS max_tokens,
+               coalesce(list(DISTINCT s.phase ORDER BY s.phase) FILTER (WHERE s.phase IS NOT NULL), []) AS phases,
+               list(DISTINCT s.session_id ORDER BY s.session_id) AS session_ids,
+               list(DISTINCT s.model ORDER BY s.model) FILTER (WHERE s.model IS NOT NULL) AS models,
+               min(coalesce(r.started_at, s.started_at)) AS first_run_at,
+               max(coalesce(r.ended_at, r.started_at, s.started_at)) AS last_run_at
+        FROM bench_runs r JOIN sessions s USING (session_id)
+        WHERE NOT r.is_warmup AND {IN_SCOPE}
+        GROUP BY 1, 2, 3
+    ), ev AS (
+        SELECT * FROM evidence_sessions s WHERE s.origin IN ('bench_record', 'server_lifetime') AND {IN_SCOPE}
+    ), {EVIDENCE_SAMPLES}, evidence AS (
+        SELECT CASE WHEN $by_session THEN session_id END AS session_id,
+               CASE WHEN $by_phase THEN phase END AS phase, variant, basis_rank,
+               CASE WHEN basis_rank = 3 THEN 'server log: gen throughput at 1 running request'
+                    WHEN basis_rank = 5 THEN 'server log: gen throughput at ' ||
+                         CASE WHEN min(running_req) = max(running_req) THEN CAST(min(running_req) AS VARCHAR)
+                              ELSE min(running_req) || '–' || max(running_req) END
+                         || ' running requests (all requests together)'
+                    WHEN concurrency IS NULL THEN any_value(tool) || ', max concurrency not recorded'
+                    ELSE any_value(tool) || ' at max concurrency ' || concurrency END AS basis,
+               CASE WHEN basis_rank IN (3, 5) THEN 'log lines' ELSE 'records' END AS sample_unit,
+               concurrency,
+               count(*) AS n_runs, count(DISTINCT session_id) AS n_sessions,
+               avg(value) AS mean_of_runs,
+               coalesce(sum(tokens) / sum(seconds), avg(value)) AS tokens_over_time,
+               stddev_samp(value) AS sd, 0 AS short_runs,
+               CAST(NULL AS BIGINT) AS prompt_min, CAST(NULL AS BIGINT) AS prompt_max,
+               CAST(NULL AS BIGINT[]) AS max_tokens,
+               coalesce(list(DISTINCT phase ORDER BY phase) FILTER (WHERE phase IS NOT NULL), []) AS phases,
+               list(DISTINCT session_id ORDER BY session_id) AS session_ids,
+               CAST(NULL AS VARCHAR[]) AS models,
+               min(started_at) AS first_run_at, max(started_at) AS last_run_at
+        FROM samples GROUP BY 1, 2, 3, 4, concurrency
+    ), figures AS (
+        SELECT * FROM benchmark UNION ALL BY NAME SELECT * FROM evidence
+    )
+    SELECT * FROM figures
+    QUALIFY NOT $headline_only
+         OR row_number() OVER (PARTITION BY session_id, phase, variant
+                               ORDER BY basis_rank, concurrency NULLS LAST, basis) = 1
+    ORDER BY CASE WHEN $headline_only THEN 0 ELSE basis_rank END, first_run_at NULLS LAST, variant, session_id,
+             basis_rank, concurrency NULLS LAST
+"""
+
+
 def variant_summary(
     db_path: str | Path,
     phase_list: Sequence[str],
@@ -152,49 +242,34 @@ def variant_summary(
     session_list: Sequence[str] = (),
     by_phase: bool = False,
 ) -> pd.DataFrame:
-    """Per variant (and phase, with ``by_phase``) over measured runs: n, both means, spread, short runs."""
+    """Per variant (and phase, with ``by_phase``): its headline throughput source, with n, both means, spread.
+
+    The source is the first of SOURCE_FIGURES' order the variant has: ``basis`` names it, ``n_runs``
+    counts its samples (runs, records or log lines: ``sample_unit``).
+    """
     return frame(
-        db_path,
-        f"""
-        SELECT CASE WHEN $by_phase THEN s.phase END AS phase,
-               {VARIANT} AS variant,
-               count(*) AS n_runs,
-               count(DISTINCT s.session_id) AS n_sessions,
-               avg(coalesce(r.tok_per_s, r.output_tokens / r.duration_s)) AS mean_of_runs,
-               sum(r.output_tokens) / sum(r.duration_s) AS tokens_over_time,
-               stddev_samp(coalesce(r.tok_per_s, r.output_tokens / r.duration_s)) AS sd,
-               count(*) FILTER (WHERE r.hit_max_tokens = false) AS short_runs,
-               min(r.prompt_tokens) AS prompt_min, max(r.prompt_tokens) AS prompt_max,
-               list(DISTINCT r.max_tokens ORDER BY r.max_tokens) FILTER (WHERE r.max_tokens IS NOT NULL) AS max_tokens,
-               list(DISTINCT s.phase ORDER BY s.phase) FILTER (WHERE s.phase IS NOT NULL) AS phases,
-               list(DISTINCT s.session_id ORDER BY s.session_id) AS session_ids,
-               list(DISTINCT s.model ORDER BY s.model) FILTER (WHERE s.model IS NOT NULL) AS models,
-               min(coalesce(r.started_at, s.started_at)) AS first_run_at,
-               max(coalesce(r.ended_at, r.started_at, s.started_at)) AS last_run_at
-        FROM bench_runs r JOIN sessions s USING (session_id)
-        WHERE NOT r.is_warmup AND {IN_SCOPE}
-        GROUP BY 1, 2
-        ORDER BY first_run_at NULLS LAST, variant
-        """,
-        {**scope(phase_list, variant_list, session_list), "by_phase": by_phase},
+        db_path, SOURCE_FIGURES,
+        {**scope(phase_list, variant_list, session_list), "by_phase": by_phase, "by_session": False, "headline_only": True},
+    )
+
+
+def variant_sources(
+    db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str], session_list: Sequence[str] = ()
+) -> pd.DataFrame:
+    """Every throughput source of every variant in scope, side by side (the headline's columns)."""
+    return frame(
+        db_path, SOURCE_FIGURES,
+        {**scope(phase_list, variant_list, session_list), "by_phase": False, "by_session": False, "headline_only": False},
     )
 
 
 def session_summary(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
-    """Per session over its measured runs: both means and n (for the break-even plane's points)."""
-    return frame(
-        db_path,
-        f"""
-        SELECT s.session_id, s.phase, {VARIANT} AS variant, s.started_at,
-               count(*) AS n_runs,
-               avg(coalesce(r.tok_per_s, r.output_tokens / r.duration_s)) AS mean_of_runs,
-               sum(r.output_tokens) / sum(r.duration_s) AS tokens_over_time
-        FROM bench_runs r JOIN sessions s USING (session_id)
-        WHERE NOT r.is_warmup AND {IN_SCOPE}
-        GROUP BY ALL ORDER BY s.started_at NULLS LAST, s.session_id
-        """,
-        scope(phase_list, variant_list),
+    """Per session, its headline throughput source (as variant_summary): both means and n, for the break-even points."""
+    df = frame(
+        db_path, SOURCE_FIGURES,
+        {**scope(phase_list, variant_list), "by_phase": True, "by_session": True, "headline_only": True},
     )
+    return df.rename(columns={"first_run_at": "started_at"})
 
 
 def runs(
@@ -241,7 +316,51 @@ def accept_length(
                 f"SELECT s.session_id FROM sessions s WHERE {IN_SCOPE}", scope(phase_list, variant_list, session_list)
             ).fetchall()]
             windows = f"(SELECT *, {RANGES_UNKNOWN} FROM run_log_stats_for(CAST($in_scope AS VARCHAR[])))"
-        return con.execute(ACCEPT_LENGTH.format(windows=windows, variant=VARIANT, in_scope=IN_SCOPE), params).df()
+        benchmark = ACCEPT_LENGTH.format(windows=windows, variant=VARIANT, in_scope=IN_SCOPE)
+        return con.execute(ACCEPT_ANY_EVIDENCE.format(benchmark=benchmark, in_scope=IN_SCOPE), params).df()
+
+
+# A group's accept length from the first source it has: its benchmark runs' log windows, else the
+# lifetimes of its server logs (every decode line, weighted by #running-req), else its bench records'
+# accept_length (the server's lifetime average when the record was written, DOMAIN.md §3).
+ACCEPT_ANY_EVIDENCE = """
+    WITH benchmark AS (
+        SELECT *, 1 AS accept_rank, 'server log lines in the run windows' AS accept_basis FROM ({benchmark})
+    ), ev AS (
+        SELECT * FROM evidence_sessions s WHERE s.origin IN ('bench_record', 'server_lifetime') AND {in_scope}
+    ), lifetimes AS (
+        SELECT CASE WHEN $by = 'session' THEN e.session_id END AS session_id,
+               CASE WHEN $by = 'phase' THEN e.phase END AS phase, e.variant,
+               sum(d.tokens_per_step * coalesce(d.running_req, 1)) FILTER (WHERE d.tokens_per_step IS NOT NULL)
+                   / sum(coalesce(d.running_req, 1)) FILTER (WHERE d.tokens_per_step IS NOT NULL) AS tokens_per_step,
+               sum(d.accepted_drafts_per_step * coalesce(d.running_req, 1)) FILTER (WHERE d.accepted_drafts_per_step IS NOT NULL)
+                   / sum(coalesce(d.running_req, 1)) FILTER (WHERE d.accepted_drafts_per_step IS NOT NULL)
+                   AS accepted_drafts_per_step,
+               count(*) AS log_lines, count(d.tokens_per_step) AS accept_lines, count(DISTINCT e.source_id) AS log_files,
+               CASE WHEN bool_or(NOT d.cuda_graph) AND bool_or(d.cuda_graph) THEN [false, true]
+                    WHEN bool_or(NOT d.cuda_graph) THEN [false]
+                    WHEN bool_or(d.cuda_graph) THEN [true] END AS cuda_graph,
+               2 AS accept_rank, 'server log, whole lifetime' AS accept_basis
+        FROM ev e JOIN decode_stats d ON d.source_id = e.source_id AND d.segment IS NOT DISTINCT FROM e.part
+        WHERE e.origin = 'server_lifetime'
+        GROUP BY 1, 2, 3
+    ), records AS (
+        SELECT CASE WHEN $by = 'session' THEN e.session_id END AS session_id,
+               CASE WHEN $by = 'phase' THEN e.phase END AS phase, e.variant,
+               avg(b.accept_length) AS tokens_per_step, avg(b.accept_length) - 1 AS accepted_drafts_per_step,
+               0 AS log_lines, count(*) AS accept_lines, 0 AS log_files, CAST(NULL AS BOOLEAN[]) AS cuda_graph,
+               3 AS accept_rank, 'bench record (server lifetime average)' AS accept_basis
+        FROM ev e JOIN bench_serving b ON b.source_id = e.source_id AND b.record_index = e.part
+        WHERE e.origin = 'bench_record' AND b.accept_length IS NOT NULL
+        GROUP BY 1, 2, 3
+    )
+    SELECT * EXCLUDE (accept_rank) FROM (
+        SELECT * FROM benchmark UNION ALL BY NAME SELECT * FROM lifetimes UNION ALL BY NAME SELECT * FROM records
+    )
+    QUALIFY row_number() OVER (PARTITION BY session_id, phase, variant
+                               ORDER BY accept_rank = 1 DESC, tokens_per_step IS NULL, accept_rank) = 1
+    ORDER BY variant, phase, session_id
+"""
 
 
 RANGES_UNKNOWN = (  # run_windows' range sums, for rows of the view
@@ -325,6 +444,17 @@ def accept_by_variant(db_path: str | Path, phase_list: Sequence[str], variant_li
     return found[found["tokens_per_step"].notna()].reset_index(drop=True)
 
 
+# Where an evidence session's server config is: its own (a lifetime's server_args, a record's server_info),
+# else that of the log it was linked to.
+EVIDENCE_CONFIGS = """
+    SELECT session_id, source_id AS config_source_id, part AS config_segment FROM evidence_sessions
+    WHERE origin IN ('server_lifetime', 'bench_record')
+    UNION ALL
+    SELECT session_id, log_source_id, log_segment FROM evidence_sessions
+    WHERE origin = 'bench_record' AND log_source_id IS NOT NULL
+"""
+
+
 def configs_by_variant(
     db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str], session_list: Sequence[str] = ()
 ) -> pd.DataFrame:
@@ -341,6 +471,10 @@ def configs_by_variant(
         WITH keys AS (
             SELECT DISTINCT l.log_source_id, l.segment, {VARIANT} AS variant
             FROM sessions s JOIN {{links}} l USING (session_id)
+            WHERE {IN_SCOPE}
+            UNION  -- a server lifetime's own config, a bench record's server_info, the log linked to a record
+            SELECT e.config_source_id, e.config_segment, {VARIANT}
+            FROM ({EVIDENCE_CONFIGS}) e JOIN evidence_sessions s USING (session_id)
             WHERE {IN_SCOPE}
         ), linked AS (
             SELECT k.variant, c.rowid AS config_row, c.ts, c.args
@@ -397,17 +531,18 @@ def measured_cycles(db_path: str | Path, phase_list: Sequence[str], variant_list
 # --- phases -----------------------------------------------------------------------------------
 
 def phase_overview(db_path: str | Path) -> pd.DataFrame:
-    """One row per phase: its dates, sessions, variants and measured runs."""
+    """One row per phase with any evidence: its dates, sessions (of every origin), variants and measured runs."""
     return frame(
         db_path,
         f"""
         SELECT coalesce(s.phase, '(no phase)') AS phase,
                min(coalesce(r.started_at, s.started_at)) AS first_at,
-               max(coalesce(r.ended_at, r.started_at, s.started_at)) AS last_at,
+               max(coalesce(r.ended_at, r.started_at, s.ended_at, s.started_at)) AS last_at,
                count(DISTINCT s.session_id) AS sessions,
                count(r.run_index) FILTER (WHERE NOT r.is_warmup) AS measured_runs,
-               list(DISTINCT {VARIANT} ORDER BY {VARIANT}) AS variants
-        FROM sessions s LEFT JOIN bench_runs r USING (session_id)
+               list(DISTINCT {VARIANT} ORDER BY {VARIANT}) AS variants,
+               list(DISTINCT s.origin ORDER BY s.origin) AS origins
+        FROM evidence_sessions s LEFT JOIN bench_runs r USING (session_id)
         GROUP BY 1 ORDER BY first_at NULLS LAST, phase
         """,
     )
@@ -418,19 +553,27 @@ def phase_overview(db_path: str | Path) -> pd.DataFrame:
 def sessions(
     db_path: str | Path, phase_list: Sequence[str] = (), variant_list: Sequence[str] = (), session_list: Sequence[str] = ()
 ) -> pd.DataFrame:
+    """Sessions of every origin (view evidence_sessions), benchmark sessions first, then newest first."""
     return frame(
         db_path,
         f"""
-        SELECT s.session_id, s.phase, {VARIANT} AS variant, s.started_at, s.model,
-               s.endpoint, s.max_tokens, s.warmup, src.path, src.sha256, src.ingested_at, src.size_bytes, src.kind,
+        SELECT * FROM (
+        SELECT s.session_id, s.origin, s.phase, {VARIANT} AS variant, s.variant_from, s.started_at, s.ended_at,
+               coalesce(b.model, s.model) AS model, b.endpoint, b.max_tokens, b.warmup, s.part, s.files,
+               s.log_source_id, s.log_segment, s.link_method,
+               src.path, src.sha256, src.ingested_at, src.size_bytes, src.kind,
                count(r.run_index) FILTER (WHERE NOT r.is_warmup) AS n_runs,
-               avg(coalesce(r.tok_per_s, r.output_tokens / r.duration_s)) FILTER (WHERE NOT r.is_warmup) AS mean_tok_per_s,
+               avg({TOK_PER_S}) FILTER (WHERE NOT r.is_warmup) AS mean_tok_per_s,
                sum(r.output_tokens) FILTER (WHERE NOT r.is_warmup)
                    / sum(r.duration_s) FILTER (WHERE NOT r.is_warmup) AS tokens_over_time
-        FROM sessions s JOIN sources src USING (source_id)
+        FROM evidence_sessions s JOIN sources src USING (source_id)
+        LEFT JOIN sessions b USING (session_id)
         LEFT JOIN bench_runs r USING (session_id)
         WHERE {IN_SCOPE}
-        GROUP BY ALL ORDER BY s.started_at DESC NULLS LAST, s.session_id
+        GROUP BY ALL
+        )
+        ORDER BY list_position(['benchmark', 'server_lifetime', 'bench_record', 'trace_set'], origin),
+                 started_at DESC NULLS LAST, session_id
         """,
         scope(phase_list, variant_list, session_list),
     )
@@ -548,15 +691,20 @@ def prefill_events(db_path: str | Path, log_keys: Sequence[str], start: Any = No
 
 
 def session_config(db_path: str | Path, session_id: str) -> pd.DataFrame:
-    """The server config of the log linked to a session (latest server start first)."""
+    """The server config of a session: its own, else of the log linked to it (latest server start first)."""
     return frame(
         db_path,
-        """
-        SELECT c.* FROM {links} l
-        JOIN server_configs c ON c.source_id = l.log_source_id AND c.segment = l.segment
-        WHERE l.session_id = ? ORDER BY c.ts DESC NULLS LAST LIMIT 1
+        f"""
+        WITH places AS (
+            SELECT log_source_id AS config_source_id, segment AS config_segment FROM {{links}} WHERE session_id = $session
+            UNION ALL
+            SELECT config_source_id, config_segment FROM ({EVIDENCE_CONFIGS}) WHERE session_id = $session
+        )
+        SELECT c.* FROM places p
+        JOIN server_configs c ON c.source_id = p.config_source_id AND c.segment = p.config_segment
+        ORDER BY c.ts DESC NULLS LAST LIMIT 1
         """,
-        [session_id],
+        {"session": session_id},
         linked=True,
     )
 
@@ -618,6 +766,24 @@ def has_traces(db_path: str | Path) -> bool:
         if "cycle_phase_times" not in relations(con):
             return False
         return con.execute("SELECT count(*) > 0 FROM cycle_phase_times").fetchone()[0]
+
+
+def trace_overview(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+    """Per trace file and rank in scope: GPU busy and idle time, and each kernel class's union (trace_ranks).
+
+    The one breakdown a trace without phase markers (no step[...] spans, no EAGLE stack events) still gives.
+    """
+    return frame(
+        db_path,
+        f"""
+        SELECT p.variant, p.phase, p.rank, p.world_size, p.gpu_name, p.file_name, p.phase_source, p.span_ms,
+               p.busy_ms, p.idle_ms, p.communication_ms, p.attention_ms, p.gemm_ms, p.moe_ms, p.memcpy_ms,
+               p.other_kernel_ms, p.kernels, p.cycles, p.attributed_share
+        FROM trace_ranks p WHERE p.variant IS NOT NULL AND {TRACE_SCOPE}
+        ORDER BY p.variant, p.file_name, p.rank
+        """,
+        trace_scope(phase_list, variant_list),
+    )
 
 
 def cycle_composition(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:

@@ -20,6 +20,11 @@ BREAK_EVEN = "Speedup S = τ ÷ r. Speculation breaks even at S = 1, i.e. τ = r
 SHORT_RUN = "Short run: a measured run that stopped before max_tokens; short runs skew tok/s."
 LIKE_FOR_LIKE = ("Like-for-like: same model, version, parallelism, CUDA graph, max_tokens and prompt lengths as the "
                  "baseline; only the drafter and its speculation settings differ.")
+HEADLINE_ORDER = ("Headline order: a variant's headline tok/s comes from the first source it has — 1 benchmark runs "
+                  "(output tokens ÷ wall time per run), 2 bench records at max concurrency 1 (output throughput), "
+                  "3 server-log `gen throughput` lines at 1 running request, 4 bench records at a higher or unrecorded "
+                  "concurrency (all streams together), 5 server-log lines at several running requests. Log lines "
+                  "right after an idle gap of more than 10 s are left out: they span the gap. See docs/metrics.md.")
 
 BREAKDOWN = ("From PyTorch profiler traces: each GPU kernel is attributed to the draft, verify or draft-extend "
              "phase whose launch encloses it; kernels overlapping on several streams are merged as a union, never "
@@ -30,4 +35,4 @@ RANKS = ("The same all-reduce takes different wall time on each rank: the fastes
          "transfer, the rest is waiting for the slowest rank, which sets everyone's pace.")
 
 ALL = (TOK_PER_S, TOKENS_OVER_TIME, MEAN_OF_RUNS, CI, DELTA, SPEEDUP, TOKENS_PER_STEP, ACCEPTED_DRAFTS, CYCLE_EST,
-       TAU, COST_RATIO, BREAK_EVEN, SHORT_RUN, LIKE_FOR_LIKE)
+       TAU, COST_RATIO, BREAK_EVEN, SHORT_RUN, LIKE_FOR_LIKE, HEADLINE_ORDER)

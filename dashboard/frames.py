@@ -90,3 +90,52 @@ TREND_COLUMNS = {"phase": "phase", "variant": "variant", "runs": "runs", "headli
 
 def trends_table(trends: pd.DataFrame) -> pd.DataFrame:
     return trends[list(TREND_COLUMNS)].rename(columns=TREND_COLUMNS)
+
+
+TRACE_OVERVIEW_COLUMNS = {
+    "variant": "variant", "file_name": "file", "rank": "rank", "gpu_name": "GPU", "span_ms": "span (ms)",
+    "busy_ms": "GPU busy (ms)", "idle_ms": "GPU idle (ms)", "communication_ms": "communication (ms)",
+    "gemm_ms": "GEMM (ms)", "attention_ms": "attention (ms)", "moe_ms": "MoE (ms)", "memcpy_ms": "memcpy (ms)",
+    "other_kernel_ms": "other kernels (ms)", "kernels": "kernels",
+}
+
+
+def trace_overview_table(overview: pd.DataFrame) -> pd.DataFrame:
+    """One row per trace file and rank: busy, idle and each kernel class's union, ms to 2 decimals."""
+    shown = overview[list(TRACE_OVERVIEW_COLUMNS)].rename(columns=TRACE_OVERVIEW_COLUMNS)
+    ms = [label for key, label in TRACE_OVERVIEW_COLUMNS.items() if key.endswith("_ms")]
+    shown[ms] = shown[ms].astype(float).round(2)
+    shown["GPU"] = shown["GPU"].fillna("—")
+    return shown
+
+
+TOP_KERNEL_COLUMNS = {
+    "variant": "variant", "name": "kernel", "kernel_class": "class", "cycle_phase": "phase",
+    "calls_per_rank": "calls per rank", "total_ms_per_rank": "total per rank (ms)", "mean_ms": "mean (ms)",
+    "p50_ms": "median (ms)", "p99_ms": "p99 (ms)",
+}
+
+
+def top_kernels_table(kernels: pd.DataFrame) -> pd.DataFrame:
+    shown = kernels[list(TOP_KERNEL_COLUMNS)].rename(columns=TOP_KERNEL_COLUMNS)
+    ms = [label for key, label in TOP_KERNEL_COLUMNS.items() if key.endswith("_ms")]
+    shown[ms] = shown[ms].astype(float).round(2)
+    shown["calls per rank"] = shown["calls per rank"].astype(float).round(0)
+    return shown
+
+
+SOURCE_COLUMNS = {
+    "variant": "variant", "basis": "throughput from", "n_runs": "n", "sample_unit": "of", "tokens_over_time": "tok/s",
+    "sd": "sd", "headline": "headline",
+}
+
+
+def sources_table(sources: pd.DataFrame, headline: pd.DataFrame) -> pd.DataFrame:
+    """Every throughput source of each variant side by side; the one its headline uses is marked."""
+    chosen = set(zip(headline["variant"], headline["basis"]))
+    shown = sources.assign(headline=["✓" if (v, b) in chosen else "" for v, b in zip(sources["variant"], sources["basis"])])
+    shown = shown[list(SOURCE_COLUMNS)].rename(columns=SOURCE_COLUMNS)
+    shown["tok/s"] = shown["tok/s"].astype(float).round(1)
+    shown["sd"] = shown["sd"].astype(float).round(1)
+    return shown
+

@@ -192,6 +192,14 @@ def has_traces() -> bool:
     return call("has_traces")
 
 
+def trace_overview(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
+    return call("trace_overview", phase_list, variant_list)
+
+
+def variant_sources(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
+    return call("variant_sources", phase_list, variant_list)
+
+
 def cycle_composition(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
     return call("cycle_composition", phase_list, variant_list)
 

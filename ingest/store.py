@@ -212,8 +212,9 @@ def load_source(
                     con.execute("ROLLBACK")
                     return LoadResult(source_id, True, 0, 0)
                 delete_source_rows(con, source_id)
+            fallback = file_variant(con, parsed.kind, path) if variant is None else None
             for name, rows in pieces:
-                insert_table(con, name, rows, source_id, phase, variant)
+                insert_table(con, name, rows, source_id, phase, variant, fallback)
             insert_source_row(con, source_id, path, sha256, parsed, phase, variant, group)
             run_windows.refresh(con, source_id)  # the tables kept for the dashboard (migration 007)
             touch_last_change(con)
@@ -273,8 +274,12 @@ def insert_table(
     source_id: str,
     phase: str | None,
     variant: str | None,
+    fallback_variant: str | None = None,
 ) -> None:
-    """Insert a parser table, adding ``source_id``/``session_id`` and applying --phase/--variant."""
+    """Insert a parser table, adding ``source_id``/``session_id`` and applying --phase/--variant.
+
+    ``fallback_variant`` labels the rows of FILE_LABELLED tables that carry no variant of their own.
+    """
     if name not in SCHEMAS:
         raise ValueError(f"parser produced unknown table {name!r}")  # a bug, not bad input
     if isinstance(table, pa.Table) and table.num_rows == 0:
@@ -289,15 +294,32 @@ def insert_table(
             continue
         if column in overrides and overrides[column] is not None:
             select.append(f"${column} AS {column}")
+        elif column == "variant" and fallback_variant is not None and name in FILE_LABELLED:
+            own = '"variant"' if "variant" in table.schema.names else "NULL"
+            select.append(f"coalesce({own}, $fallback_variant) AS variant")
         elif column in table.schema.names:
             select.append(f'"{column}"')
     params: dict[str, Any] = {"source_id": source_id}
     params.update({key: value for key, value in overrides.items() if value is not None and key in target})
+    if fallback_variant is not None and name in FILE_LABELLED and overrides["variant"] is None:
+        params["fallback_variant"] = fallback_variant
     con.register("incoming_rows", table)
     try:
         con.execute(f"INSERT INTO {name} BY NAME SELECT {', '.join(select)} FROM incoming_rows", params)
     finally:
         con.unregister("incoming_rows")
+
+
+# Tables of profiler traces: a trace loaded without --variant is named after its file (macro file_label,
+# migration 011), so that it reaches the Breakdown page.
+FILE_LABELLED = frozenset({"cycle_phase_times", "trace_kernels", "trace_ranks"})
+TRACE_KINDS = frozenset({"kineto_trace"})
+
+
+def file_variant(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> str | None:
+    if kind not in TRACE_KINDS:
+        return None
+    return con.execute("SELECT 'trace:' || file_label(?)", [str(path)]).fetchone()[0]
 
 
 def data_tables(con: duckdb.DuckDBPyConnection) -> list[str]:

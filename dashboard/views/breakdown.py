@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, definitions, queries, ui
+from dashboard import analysis, charts, definitions, frames, queries, ui
 from dashboard.state import carried_params
 
 st.title("Where a cycle's time goes")
@@ -20,6 +20,7 @@ if not selection.variants:
 
 # --- data ---------------------------------------------------------------------------------------
 composition = queries.cycle_composition(selection.phases, selection.variants)
+whole_traces = queries.trace_overview(selection.phases, selection.variants)
 traced = set(composition["variant"])
 untraced = [v for v in selection.variants if v not in traced]
 estimates = pd.DataFrame(columns=["variant", "cycle_ms"])
@@ -28,7 +29,7 @@ if untraced:
     if not summary.empty:
         comparison = analysis.compare_variants(summary, queries.accept_length(selection.phases, untraced), None)
         estimates = comparison[["variant", "cycle_ms_est"]].rename(columns={"cycle_ms_est": "cycle_ms"}).dropna()
-if composition.empty and estimates.empty:
+if composition.empty and estimates.empty and whole_traces.empty:
     st.info(
         "Nothing to break down: no profiler trace and no benchmark runs for this selection. Profile a few decode "
         "steps (`POST /start_profile` on the SGLang server), then `specdash ingest TRACE_DIR --phase P --variant V`."
@@ -45,14 +46,32 @@ for _, row in estimates.iterrows():
     st.markdown(f"**{row['variant']}**: no profiler trace — estimated cycle **{row['cycle_ms']:.1f} ms** "
                 f"(cycle model: tokens/step ÷ tok/s), no split into phases.")
 
-st.plotly_chart(charts.cycle_stack(composition, estimates), width="stretch")
+if not (composition.empty and estimates.empty):
+    st.plotly_chart(charts.cycle_stack(composition, estimates), width="stretch")
 links = st.columns(3)
 links[0].page_link("views/breakeven.py", label="Break-even with these cycle times", icon=":material/balance:",
                    query_params=carried_params())
 links[1].page_link("views/compare.py", label="Compare tok/s", icon=":material/leaderboard:", query_params=carried_params())
 
 if composition.empty:
-    st.info("Ingest a profiler trace for these variants to see the phases, per-cycle spread, ranks and kernels.")
+    if whole_traces.empty:
+        st.info("Ingest a profiler trace for these variants to see the phases, per-cycle spread, ranks and kernels.")
+        st.stop()
+    # Traces without phase markers still say where the GPU time went, by kernel class.
+    st.subheader("GPU time by kernel class, whole trace")
+    st.caption("These traces have no phase markers (no `step[...]` spans, no EAGLE worker stack events), so their "
+               "time cannot be split into draft, verify and draft-extend: each bar is one rank's union of the kernels "
+               "of a class over the whole trace. Classes can overlap in time (kernels on several streams), so the "
+               "bars of one rank may add up to more than its busy time.")
+    st.plotly_chart(charts.trace_class_bars(whole_traces), width="stretch")
+    shown = frames.trace_overview_table(whole_traces)
+    st.dataframe(shown, hide_index=True, width="stretch")
+    ui.export_buttons(whole_traces, "trace-kernel-classes")
+    st.subheader("Top kernels")
+    kernels = queries.top_kernels(selection.phases, selection.variants)
+    st.dataframe(frames.top_kernels_table(kernels), hide_index=True, width="stretch")
+    st.caption("Per variant the 15 kernels with the most GPU time (summed durations, overlaps not merged), per rank.")
+    ui.export_buttons(kernels, "top-kernels")
     st.stop()
 
 table = composition.pivot_table(index="variant", columns="component", values="mean_ms", aggfunc="sum").round(2)

@@ -21,9 +21,12 @@ if not selection.variants:
 
 # --- data ---------------------------------------------------------------------------------------
 summary = queries.variant_summary(selection.phases, selection.variants)
+without_throughput = [v for v in selection.variants if v not in set(summary["variant"])]
 if summary.empty:
-    st.info("No measured benchmark runs for this selection. Ingest a benchmark JSON for these variants "
-            "(**Ingest** page, or `specdash ingest bench.json --phase PHASE --variant NAME`).")
+    st.info(f"No throughput for this selection: {', '.join(without_throughput)} "
+            f"{'has' if len(without_throughput) == 1 else 'have'} only profiler traces (see **Breakdown**). "
+            "Ingest a benchmark, `bench_serving` output or a server log for these variants "
+            "(**Ingest** page, or `specdash ingest FILES --phase PHASE --variant NAME`).")
     st.stop()
 runs = queries.runs(selection.phases, selection.variants)
 accept = queries.accept_length(selection.phases, selection.variants)
@@ -57,11 +60,16 @@ for card, (_, row) in zip(st.columns(len(comparison)), comparison.iterrows()):
         value=f"{row['headline']:.1f} tok/s",
         delta=delta,
         delta_color="off" if row.get("verdict") in ("within noise", "too few runs to tell") else "normal",
-        help=f"{metric_label} over {row['runs']} measured runs. Δ: {definitions.DELTA}",
+        help=f"{row['basis']}: {metric_label if row['sample_unit'] == 'runs' else 'mean'} over {row['runs']} "
+             f"{row['sample_unit']}. Δ: {definitions.DELTA}",
     )
-    notes = [f"mean of runs {row['mean_of_runs']:.2f}, 95% CI {ui.fmt_ci(row['ci_low'], row['ci_high'], 1)} · n = {row['runs']}"]
+    notes = [f"mean of runs {row['mean_of_runs']:.2f}, 95% CI {ui.fmt_ci(row['ci_low'], row['ci_high'], 1)} · n = {row['runs']}"
+             if row["sample_unit"] == "runs" else
+             f"{row['basis']} · mean {row['mean_of_runs']:.1f}, 95% CI {ui.fmt_ci(row['ci_low'], row['ci_high'], 1)} "
+             f"· n = {row['runs']} {row['sample_unit']}"]
     if row["tokens_per_step"] is not None and pd.notna(row["tokens_per_step"]):
-        notes.append(f"accept length {row['tokens_per_step']:.2f} tokens/step = {row['accepted_drafts_per_step']:.2f} accepted drafts/step")
+        notes.append(f"accept length {row['tokens_per_step']:.2f} tokens/step = {row['accepted_drafts_per_step']:.2f} "
+                     f"accepted drafts/step ({row['accept_basis']})")
     if row["short_runs"]:
         notes.append(f":orange[⚠ {row['short_runs']} short run(s)]")
     if row["variant"] in not_like_for_like:
@@ -94,6 +102,14 @@ if picked_rows:
     if chosen["session_ids"]:
         open_run(chosen["session_ids"][-1])
 ui.export_buttons(shown, "compare-variants")
+if without_throughput:
+    st.caption(f"No throughput for {', '.join(without_throughput)}: only profiler traces (see **Breakdown**).")
+sources = queries.variant_sources(selection.phases, selection.variants)
+with st.expander(f"Throughput sources ({len(sources)}) — every figure of every variant, side by side",
+                 expanded=bool((sources["basis_rank"] > 1).any())):
+    st.dataframe(frames.sources_table(sources, summary), hide_index=True, width="stretch")
+    st.caption(definitions.HEADLINE_ORDER)
+    ui.export_buttons(sources, "throughput-sources")
 if accept.empty:
     st.caption("No accept length: no server log is linked to these sessions. Ingest each variant's server log with the "
                "same `--phase`/`--variant` (or in the same `specdash ingest` call as its benchmark).")
