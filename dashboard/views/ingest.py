@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard import queries, ui, uploads
 from dashboard.state import Keys
+from ingest.formats import registered_formats
 
 st.title("Ingest files")
 store = ui.require_store(allow_empty=True)
@@ -16,6 +17,11 @@ st.caption(
     f"`.txt`, `.out`, `.gz`), up to {limit_mb} MB per file (`specdash serve --max-upload-mb`). The format is detected from "
     "the content, exactly as `specdash ingest` does; files uploaded together are linked like files of one CLI call."
 )
+with st.expander("Formats read, each with an example line (what `specdash formats` lists)"):
+    st.dataframe(
+        [{"kind": f.kind, "what": f.description, "example line": f.example} for f in registered_formats()],
+        hide_index=True, width="stretch",
+    )
 
 # --- controls -----------------------------------------------------------------------------------
 upload_round = st.session_state.get(Keys.upload_round, 0)
