@@ -558,7 +558,7 @@ def sessions(
         db_path,
         f"""
         SELECT * FROM (
-        SELECT s.session_id, s.origin, s.phase, {VARIANT} AS variant, s.variant_from, s.started_at, s.ended_at,
+        SELECT s.session_id, s.origin, s.source_id, s.phase, {VARIANT} AS variant, s.variant_from, s.started_at, s.ended_at,
                coalesce(b.model, s.model) AS model, b.endpoint, b.max_tokens, b.warmup, s.part, s.files,
                s.log_source_id, s.log_segment, s.link_method,
                src.path, src.sha256, src.ingested_at, src.size_bytes, src.kind,
@@ -604,35 +604,68 @@ def session_runs(db_path: str | Path, session_id: str) -> pd.DataFrame:
 
 
 def session_logs(db_path: str | Path, session_id: str) -> pd.DataFrame:
-    """Server-log segments linked to a session (view ``session_logs``), with their files' provenance."""
+    """Server-log segments of a session (view ``session_logs``; a lifetime's own log, a record's linked log)."""
     return frame(
         db_path,
         """
+        WITH logs AS (
+            SELECT log_source_id, segment, link_method FROM {links} WHERE session_id = $session
+            UNION ALL
+            SELECT log_source_id, log_segment, link_method FROM evidence_sessions
+            WHERE session_id = $session AND log_source_id IS NOT NULL
+        )
         SELECT l.log_source_id AS source_id, l.segment, l.link_method, src.path, src.sha256, src.size_bytes,
                src.ingested_at, src.kind, src.lines_skipped
-        FROM {links} l JOIN sources src ON src.source_id = l.log_source_id
-        WHERE l.session_id = ?
+        FROM logs l JOIN sources src ON src.source_id = l.log_source_id
         ORDER BY src.path, l.segment
         """,
-        [session_id],
+        {"session": session_id},
         linked=True,
     )
 
 
 def log_windows(db_path: str | Path, session_id: str) -> pd.DataFrame:
-    """Per run and linked log: the line-number range of its window, and the file to read it from."""
+    """Per run and linked log: the line-number range of its window, and the file to read it from.
+
+    A session without runs (a server lifetime, a bench record) has one window: its log's whole lifetime.
+    """
     return frame(
         db_path,
         """
+        WITH windows AS (
+            SELECT run_index, is_warmup, log_source_id, segment, join_method, first_line_no, last_line_no,
+                   decode_lines, window_start, window_end
+            FROM {windows}
+            UNION ALL
+            SELECT CAST(NULL AS INTEGER), false, e.log_source_id, e.log_segment, 'lifetime',
+                   min(d.line_no), max(d.line_no), count(*), min(d.ts), max(d.ts)
+            FROM evidence_sessions e
+            JOIN decode_stats d ON d.source_id = e.log_source_id AND d.segment IS NOT DISTINCT FROM e.log_segment
+            WHERE e.session_id = $session
+            GROUP BY e.log_source_id, e.log_segment
+        )
         SELECT w.run_index, w.is_warmup, w.log_source_id AS source_id, w.segment, w.join_method,
                w.first_line_no, w.last_line_no, w.decode_lines, w.window_start, w.window_end,
                src.path, src.size_bytes
-        FROM {windows} w JOIN sources src ON src.source_id = w.log_source_id
+        FROM windows w JOIN sources src ON src.source_id = w.log_source_id
         WHERE w.first_line_no IS NOT NULL
         ORDER BY src.path, w.segment, w.first_line_no
         """,
         {"session": session_id},
         linked=True,
+    )
+
+
+def bench_record(db_path: str | Path, session_id: str) -> pd.DataFrame:
+    """The bench_serving row behind a ``bench_record`` session (empty for other sessions)."""
+    return frame(
+        db_path,
+        """
+        SELECT b.* FROM evidence_sessions e
+        JOIN bench_serving b ON b.source_id = e.source_id AND b.record_index = e.part
+        WHERE e.session_id = $session AND e.origin = 'bench_record'
+        """,
+        {"session": session_id},
     )
 
 

@@ -139,3 +139,22 @@ def sources_table(sources: pd.DataFrame, headline: pd.DataFrame) -> pd.DataFrame
     shown["sd"] = shown["sd"].astype(float).round(1)
     return shown
 
+
+
+RECORD_FIELDS = {
+    "tool": "benchmark", "backend": "backend", "dataset_name": "dataset", "tag": "tag", "max_concurrency": "max concurrency",
+    "request_rate": "request rate (req/s)", "completed": "completed requests", "duration_s": "duration (s)",
+    "total_input_tokens": "input tokens", "total_output_tokens": "output tokens",
+    "output_throughput": "output throughput (tok/s)", "request_throughput": "request throughput (req/s)",
+    "mean_ttft_ms": "mean TTFT (ms)", "median_ttft_ms": "median TTFT (ms)", "mean_tpot_ms": "mean TPOT (ms)",
+    "median_tpot_ms": "median TPOT (ms)", "mean_itl_ms": "mean ITL (ms)", "mean_e2e_latency_ms": "mean end-to-end latency (ms)",
+    "accept_length": "accept length (server lifetime average, tokens/step)",
+}
+
+
+def record_table(record: pd.Series) -> pd.DataFrame:
+    """A bench record's figures as rows of (figure, value): only what the record holds."""
+    rows = [{"figure": label, "value": record[key]} for key, label in RECORD_FIELDS.items()
+            if key in record and record[key] is not None and not (isinstance(record[key], float) and pd.isna(record[key]))]
+    return pd.DataFrame({"figure": [r["figure"] for r in rows],
+                         "value": [f"{v:,.2f}" if isinstance(v, float) else str(v) for v in (r["value"] for r in rows)]})

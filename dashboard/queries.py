@@ -129,6 +129,14 @@ def log_windows(session_id: str) -> pd.DataFrame:
     return call("log_windows", session_id)
 
 
+def bench_record(session_id: str) -> pd.DataFrame:
+    return call("bench_record", session_id)
+
+
+def session_sources(session_id: str) -> pd.DataFrame:
+    return call("variant_sources", [], [], [session_id])
+
+
 def decode_series(log_keys: list[str], start: Any = None, end: Any = None) -> pd.DataFrame:
     return call("decode_series", log_keys, start, end)
 

@@ -1,4 +1,4 @@
-"""Run: one benchmark session — its runs, its server-log window and raw lines, its config and where the data came from."""
+"""Run: one session of any evidence — its runs or figures, its server-log window and raw lines, its config, its files."""
 from __future__ import annotations
 
 import functools
@@ -20,12 +20,19 @@ ui.demo_note(store)
 # --- controls -----------------------------------------------------------------------------------
 sessions = queries.sessions()
 if sessions.empty:
-    st.info("No benchmark sessions yet. " + ui.INGEST_HINT)
+    st.info("No sessions yet. " + ui.INGEST_HINT)
     st.stop()
-labels = {
-    row["session_id"]: f"{row['variant']} · {row['phase'] or 'no phase'} · {row['started_at']} · {row['n_runs']} runs"
-    for _, row in sessions.iterrows()
-}
+ORIGINS = {"benchmark": "benchmark", "server_lifetime": "server lifetime", "bench_record": "bench record",
+           "trace_set": "profiler traces"}
+
+
+def session_label(row: pd.Series) -> str:
+    when = "" if pd.isna(row["started_at"]) else f" · {pd.Timestamp(row['started_at']):%Y-%m-%d %H:%M}"
+    what = f"{row['n_runs']} runs" if row["origin"] == "benchmark" else ORIGINS[row["origin"]]
+    return f"{row['variant']} · {row['phase'] or 'no phase'}{when} · {what}"
+
+
+labels = {row["session_id"]: session_label(row) for _, row in sessions.iterrows()}
 SESSION.seed_value(list(labels), sessions["session_id"].iloc[0])
 top = st.columns([4, 2, 2])
 top[0].selectbox("Session", list(labels), key=SESSION.key, format_func=labels.get)
@@ -58,12 +65,24 @@ breakdown.page_link("views/breakdown.py", label=f"Where {session['variant']}'s c
                                   VARIANTS.url: list(dict.fromkeys([session["variant"], st.session_state[BASELINE.key]])),
                                   **({PHASES.url: [session["phase"]]} if session["phase"] else {})})
 
+if session["origin"] != "benchmark":
+    st.subheader(f"{ORIGINS[session['origin']].capitalize()} · {session['variant']} · {session['phase'] or 'no phase'}")
+    st.caption(f"Variant from {session['variant_from']} · file `{Path(session['path']).name}` ({session['kind']})")
+    figures = queries.session_sources(session_id)
+    if not figures.empty:
+        st.dataframe(frames.sources_table(figures, figures.iloc[:1]), hide_index=True, width="stretch")
+        st.caption(definitions.HEADLINE_ORDER)
+    record = queries.bench_record(session_id)
+    if not record.empty:
+        st.dataframe(frames.record_table(record.iloc[0]), hide_index=True, width="stretch")
+    if session["origin"] == "trace_set":
+        traces = queries.trace_overview([session["phase"]] if session["phase"] else [], [session["variant"]])
+        st.dataframe(frames.trace_overview_table(traces), hide_index=True, width="stretch")
+        st.page_link("views/breakdown.py", label="Open these traces on Breakdown", icon=":material/stacked_bar_chart:",
+                     query_params={**carried_params(), VARIANTS.url: [session["variant"]],
+                                   **({PHASES.url: [session["phase"]]} if session["phase"] else {})})
+
 # --- runs ---------------------------------------------------------------------------------------
-st.subheader(f"Runs · {session['variant']} · {session['phase'] or 'no phase'}")
-st.caption(f"Model `{session['model'] or '?'}` · endpoint `{session['endpoint'] or '?'}` · max_tokens {session['max_tokens']} · "
-           f"{int(runs['is_warmup'].sum())} warm-up runs (grey, excluded from every figure) · click a row to select a run")
-
-
 def highlight(row: pd.Series) -> list[str]:
     if row["warm-up"]:
         return ["color: #9E9E9E"] * len(row)
@@ -72,33 +91,39 @@ def highlight(row: pd.Series) -> list[str]:
     return [""] * len(row)
 
 
-pick_run_from_table = functools.partial(  # a row click selects its run (warm-ups cannot be selected)
-    ui.pick_row_value, Keys.run_table, RUN.key, [None if w else str(i) for i, w in zip(runs["run_index"], runs["is_warmup"])]
-)
-st.dataframe(
-    frames.session_runs_table(runs).style.apply(highlight, axis=1).format(precision=2, na_rep="—"),
-    hide_index=True, width="stretch", key=Keys.run_table, on_select=pick_run_from_table, selection_mode="single-row",
-    column_config={
-        "tok/s": st.column_config.NumberColumn(help=definitions.TOK_PER_S),
-        "tokens/step (log)": st.column_config.NumberColumn(help=definitions.TOKENS_PER_STEP),
-        "drafts/step (log)": st.column_config.NumberColumn(help=definitions.ACCEPTED_DRAFTS),
-        "gen tok/s (log)": st.column_config.NumberColumn(help="Mean of the server's gen throughput over the run's window, the first (idle-spanning) line excluded."),
-        "decode lines": st.column_config.NumberColumn(
-            help="Server-log decode lines inside the run's time window. When several logs saw the run, the log with "
-                 "the most lines (of equal ones, the lowest source id); the row's other log figures come from it too."
-        ),
-        "flag": st.column_config.TextColumn(help=definitions.SHORT_RUN, width="medium"),
-    },
-)
-for _, run in measured[measured["hit_max_tokens"].eq(False)].iterrows():
-    st.warning(f"⚠ Run {run['run_index']} stopped at {run['output_tokens']} of {run['max_tokens']} tokens: short runs skew tok/s.")
-ui.export_buttons(runs, f"runs-{session_id}")
+if session["origin"] == "benchmark":
+    st.subheader(f"Runs · {session['variant']} · {session['phase'] or 'no phase'}")
+    st.caption(f"Model `{session['model'] or '?'}` · endpoint `{session['endpoint'] or '?'}` · max_tokens {session['max_tokens']} · "
+               f"{int(runs['is_warmup'].sum())} warm-up runs (grey, excluded from every figure) · click a row to select a run")
+    pick_run_from_table = functools.partial(  # a row click selects its run (warm-ups cannot be selected)
+        ui.pick_row_value, Keys.run_table, RUN.key, [None if w else str(i) for i, w in zip(runs["run_index"], runs["is_warmup"])]
+    )
+    st.dataframe(
+        frames.session_runs_table(runs).style.apply(highlight, axis=1).format(precision=2, na_rep="—"),
+        hide_index=True, width="stretch", key=Keys.run_table, on_select=pick_run_from_table, selection_mode="single-row",
+        column_config={
+            "tok/s": st.column_config.NumberColumn(help=definitions.TOK_PER_S),
+            "tokens/step (log)": st.column_config.NumberColumn(help=definitions.TOKENS_PER_STEP),
+            "drafts/step (log)": st.column_config.NumberColumn(help=definitions.ACCEPTED_DRAFTS),
+            "gen tok/s (log)": st.column_config.NumberColumn(help="Mean of the server's gen throughput over the run's window, the first (idle-spanning) line excluded."),
+            "decode lines": st.column_config.NumberColumn(
+                help="Server-log decode lines inside the run's time window. When several logs saw the run, the log with "
+                     "the most lines (of equal ones, the lowest source id); the row's other log figures come from it too."
+            ),
+            "flag": st.column_config.TextColumn(help=definitions.SHORT_RUN, width="medium"),
+        },
+    )
+    for _, run in measured[measured["hit_max_tokens"].eq(False)].iterrows():
+        st.warning(f"⚠ Run {run['run_index']} stopped at {run['output_tokens']} of {run['max_tokens']} tokens: short runs skew tok/s.")
+    ui.export_buttons(runs, f"runs-{session_id}")
 
 # --- server log window --------------------------------------------------------------------------
 st.subheader("Server log")
 logs = queries.session_logs(session_id)
 windows = queries.log_windows(session_id)
-if logs.empty:
+if logs.empty and session["origin"] == "trace_set":
+    st.caption("Profiler traces carry no server log lines.")
+elif logs.empty:
     st.info("No server log linked to this session. Ingest its log in the same `specdash ingest` call as the benchmark, "
             f"or with the same labels: `specdash ingest server.log --phase {session['phase'] or 'PHASE'} --variant {session['variant']}`.")
 else:
@@ -140,8 +165,15 @@ else:
 st.subheader("Server config")
 config = queries.session_config(session_id)
 baseline = st.session_state[BASELINE.key]
+NO_CONFIG = {
+    "benchmark": "No `server_args` line in this session's log, so its config is unknown.",
+    "server_lifetime": "No `server_args` line in this server lifetime, so its config is unknown: keep the server's start-up in the log.",
+    "bench_record": "This record carries no `server_info` (bench_serving writes it since late 2025) and no server log of the "
+                    "same ingest call was found, so the config is unknown.",
+    "trace_set": "Profiler traces carry no server config: ingest the server log with the same `--variant`.",
+}
 if config.empty:
-    st.info("No `server_args` line in this session's log, so its config is unknown.")
+    st.info(NO_CONFIG[session["origin"]])
 else:
     args = analysis.config_args(config.iloc[0])
     base = queries.variant_config(baseline, session["phase"]) if baseline else pd.DataFrame()
@@ -175,11 +207,12 @@ def on_disk(path: str, size: int | None) -> str:
     return "present" if size is None or file.stat().st_size == size else "changed since ingest"
 
 
+other_logs = logs[logs["source_id"] != session["source_id"]] if not logs.empty else logs
 provenance = pd.concat([
-    pd.DataFrame([{"role": "benchmark", "path": session["path"], "kind": session["kind"], "sha256": session["sha256"],
+    pd.DataFrame([{"role": ORIGINS[session["origin"]], "path": session["path"], "kind": session["kind"], "sha256": session["sha256"],
                    "size_bytes": session["size_bytes"], "ingested_at": session["ingested_at"], "linked by": "—"}]),
-    logs.assign(role="server log", **{"linked by": logs["link_method"]})[
-        ["role", "path", "kind", "sha256", "size_bytes", "ingested_at", "linked by"]] if not logs.empty else None,
+    other_logs.assign(role="server log", **{"linked by": other_logs["link_method"]})[
+        ["role", "path", "kind", "sha256", "size_bytes", "ingested_at", "linked by"]] if not other_logs.empty else None,
 ])
 provenance.insert(2, "on disk", [on_disk(p, None if pd.isna(s) else int(s)) for p, s in zip(provenance["path"], provenance["size_bytes"])])
 st.dataframe(provenance, hide_index=True, width="stretch",

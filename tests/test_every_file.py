@@ -1,0 +1,201 @@
+"""Every file a team has reaches the analysis pages (issue #16): stores with no benchmark JSON at all.
+
+Three stores: the real files of ../shared/corpus (other people's logs, bench outputs and traces; skipped
+without the corpus), the project's own fixtures of those kinds, and one log that holds two server
+lifetimes (EAGLE3, then a baseline) and nothing else.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import data
+from ingest.pipeline import ingest_paths
+from tests.conftest import CORPUS, ROOT
+from tests.test_app import PAGES, run_page
+
+FIXTURES = ROOT / "tests" / "fixtures"
+TWO_LIFETIMES = FIXTURES / "dashboard" / "sglang-two-lifetimes-eagle3-then-baseline.log"
+GUIDANCE = ("Pick at least one variant", "No data yet", "No sessions yet")
+# The project's own files of the kinds a bench_serving user keeps: logs, bench outputs, traces.
+OWN_FILES = [
+    FIXTURES / "logs" / "sglang-eagle3-basic.log",
+    FIXTURES / "logs" / "sglang-dict-config-restarts.log",
+    FIXTURES / "logs" / "vllm-v1-eagle3-2025.log",
+    FIXTURES / "bench" / "sglang-2025-11-server-info.jsonl",
+    FIXTURES / "bench" / "vllm-console-2025-spec-decoding.txt",
+    FIXTURES / "bench" / "sglang-send-one-two-calls.txt",
+    FIXTURES / "traces" / "eagle-stack-TP-0.trace.json.gz",
+    FIXTURES / "traces" / "no-phases-TP-0.trace.json.gz",
+]
+
+
+def ingest(db: Path, paths: list[Path], **labels: str) -> None:
+    reports = ingest_paths(paths, db, **labels)
+    failed = [r.summary() for r in reports if r.failed]
+    assert not failed, failed
+
+
+def corpus_paths() -> list[Path]:
+    kinds = [("logs", "*.log"), ("logs", "*.txt"), ("bench", "*.txt"), ("traces", "*.json.gz")]
+    return sorted(p for sub, pattern in kinds for p in (CORPUS / sub).glob(pattern))
+
+
+@pytest.fixture
+def corpus_store(tmp_path: Path, corpus_dir: Path) -> Path:
+    db = tmp_path / "corpus.duckdb"
+    ingest_paths(corpus_paths(), db)  # start-up-only logs may fail on an older reader: the rest must show
+    return db
+
+
+@pytest.fixture
+def own_store(tmp_path: Path) -> Path:
+    db = tmp_path / "own.duckdb"
+    ingest(db, OWN_FILES)
+    return db
+
+
+def page_text(app: AppTest) -> str:
+    parts = [e.value for kind in ("info", "caption", "markdown", "warning", "subheader") for e in getattr(app, kind)]
+    return "\n".join(str(p) for p in parts)
+
+
+def assert_every_page_shows_evidence(db: Path, monkeypatch: pytest.MonkeyPatch, baseline: str) -> None:
+    for page in PAGES:
+        app = run_page(page, db, monkeypatch, {"baseline": baseline})
+        shown = page_text(app)
+        assert not any(g in shown for g in GUIDANCE), (page, shown[:500])
+        if page == "views/decisions.py":  # no decision yet: the form's preview names the evidence it would freeze
+            assert "Evidence that will be frozen:" in shown and "tok/s" in shown
+        else:
+            assert app.dataframe or app.metric or app.get("plotly_chart"), page
+
+
+# --- the three stores ---------------------------------------------------------------------------
+
+@pytest.mark.corpus
+def test_a_corpus_only_store_has_sessions_of_every_origin(corpus_store: Path) -> None:
+    sessions = data.sessions(corpus_store)
+    assert {"server_lifetime", "bench_record", "trace_set"} <= set(sessions["origin"])
+    assert "benchmark" not in set(sessions["origin"])  # the corpus has no benchmark JSON
+    assert sessions["variant"].notna().all() and (sessions["variant"] != "(unlabelled)").all()
+    summary = data.variant_summary(corpus_store, [], [])
+    assert len(summary) >= 2 and (summary["tokens_over_time"] > 0).all()
+    assert summary["basis"].str.len().gt(0).all()
+
+
+@pytest.mark.corpus
+def test_every_page_shows_a_corpus_only_store(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_every_page_shows_evidence(corpus_store, monkeypatch, "bench:sglang-pr-9428-bench-serving-baseline")
+
+
+@pytest.mark.corpus
+def test_compare_names_the_corpus_variants_with_their_sources(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = run_page("views/compare.py", corpus_store, monkeypatch)
+    assert len(app.metric) >= 2
+    shown = page_text(app)
+    assert "server log: gen throughput at 1 running request" in shown
+    assert "bench_serving at max concurrency 16" in shown
+    sources = app.dataframe[2].value
+    assert {"throughput from", "n", "of", "tok/s"} <= set(sources.columns)
+
+
+@pytest.mark.corpus
+def test_run_opens_a_corpus_server_lifetime(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sessions = data.sessions(corpus_store)
+    lifetime = sessions[sessions["variant"] == "log:sglang-issue-11948-eagle3-decode-acceptrate"].iloc[0]
+    app = run_page("views/run.py", corpus_store, monkeypatch, {"session": lifetime["session_id"]})
+    assert any("Server lifetime" in s.value for s in app.subheader)
+    assert app.get("plotly_chart"), "the lifetime's decode lines are charted"
+    assert app.code and "Decode batch" in app.code[0].value
+
+
+@pytest.mark.corpus
+def test_breakdown_shows_corpus_traces_without_phase_markers(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = run_page("views/breakdown.py", corpus_store, monkeypatch, {"variant": ["trace:hta_sampled"]})
+    ranks = app.dataframe[0].value
+    assert set(ranks["rank"]) == {0, 1} and (ranks["GPU busy (ms)"] > 0).all()
+
+
+def test_every_page_shows_a_store_of_the_projects_own_files(own_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_every_page_shows_evidence(own_store, monkeypatch, "baseline")
+
+
+# --- one log, two server lifetimes --------------------------------------------------------------
+
+def test_two_lifetimes_give_two_variants_a_delta_and_a_break_even(isolated_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ingest(isolated_store, [TWO_LIFETIMES])
+    assert set(data.variants(isolated_store, [])) == {"eagle3:Kimi-K2-Instruct-eagle3", "baseline"}
+    app = run_page("views/compare.py", isolated_store, monkeypatch)
+    cards = {m.label: m for m in app.metric}
+    assert set(cards) == {"eagle3:Kimi-K2-Instruct-eagle3", "baseline (baseline)"}
+    assert "slower" in cards["eagle3:Kimi-K2-Instruct-eagle3"].delta
+    assert "server log: gen throughput at 1 running request · mean 47.3" in page_text(app)
+    assert "13 log lines" in page_text(app)  # 14 lines, the first after start-up left out
+    even = run_page("views/breakeven.py", isolated_store, monkeypatch).dataframe[0].value
+    assert even["variant"].tolist() == ["eagle3:Kimi-K2-Instruct-eagle3"] and even["r"].iloc[0] > 1
+
+
+def test_the_first_decode_line_after_idle_is_left_out(isolated_store: Path) -> None:
+    ingest(isolated_store, [TWO_LIFETIMES])
+    with duckdb.connect(str(isolated_store), read_only=True) as con:
+        first = con.execute("SELECT gen_throughput FROM decode_stats WHERE segment = 1 ORDER BY line_no LIMIT 1").fetchone()[0]
+        rest = con.execute(
+            "SELECT avg(gen_throughput) FROM (SELECT * FROM decode_stats WHERE segment = 1 ORDER BY line_no OFFSET 1)"
+        ).fetchone()[0]
+    assert first < 1  # 0.40 tok/s: it spans the idle gap before the first request
+    baseline = data.variant_summary(isolated_store, [], ["baseline"]).iloc[0]
+    assert baseline["mean_of_runs"] == pytest.approx(rest)
+
+
+def test_reingesting_keeps_the_same_sessions(isolated_store: Path) -> None:
+    ingest(isolated_store, [TWO_LIFETIMES, *OWN_FILES])
+    before = data.sessions(isolated_store)[["session_id", "variant"]]
+    ingest(isolated_store, [TWO_LIFETIMES, *OWN_FILES])
+    after = data.sessions(isolated_store)[["session_id", "variant"]]
+    assert before.equals(after)
+
+
+# --- labels -------------------------------------------------------------------------------------
+
+def test_traces_labelled_at_ingest_reach_breakdown(isolated_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ingest(isolated_store, [FIXTURES / "traces" / "eagle-stack-TP-0.trace.json.gz"], phase="phase-7", variant="k2-ft")
+    assert data.phases(isolated_store) == ["phase-7"]
+    assert data.variants(isolated_store, ["phase-7"]) == ["k2-ft"]
+    app = run_page("views/breakdown.py", isolated_store, monkeypatch)
+    assert any("k2-ft" in m.value for m in app.markdown), "the headline sentence names the traced variant"
+
+
+def test_an_unlabelled_trace_is_named_after_its_file(isolated_store: Path) -> None:
+    ingest(isolated_store, [FIXTURES / "traces" / "no-phases-TP-0.trace.json.gz"])
+    sessions = data.sessions(isolated_store)
+    assert sessions[["origin", "variant", "variant_from"]].values.tolist() == [["trace_set", "trace:no-phases", "file name"]]
+
+
+def test_a_bench_record_takes_its_variant_from_its_server_info(isolated_store: Path) -> None:
+    ingest(isolated_store, [FIXTURES / "bench" / "sglang-2025-11-server-info.jsonl"])
+    records = data.sessions(isolated_store)
+    assert (records["origin"] == "bench_record").all()
+    assert set(records["variant_from"]) == {"server_info in the record"}
+    assert not records["variant"].str.startswith("bench:").any()
+
+
+def test_a_bench_record_is_linked_to_the_only_log_of_its_ingest_call(isolated_store: Path) -> None:
+    ingest(isolated_store, [FIXTURES / "bench" / "vllm-console-2025-spec-decoding.txt", FIXTURES / "logs" / "sglang-eagle3-basic.log"])
+    sessions = data.sessions(isolated_store).set_index("origin")
+    record = sessions.loc["bench_record"]
+    assert record["link_method"] == "same ingest call, only log"
+    assert record["variant"] == sessions.loc["server_lifetime"]["variant"] == "eagle3:EAGLE3-Kimi-K2-Instruct"
+    assert record["variant_from"] == "server log of the same ingest call"
+
+
+def test_comparability_flags_throughput_from_another_source(isolated_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ingest(isolated_store, [TWO_LIFETIMES])
+    ingest(isolated_store, [FIXTURES / "bench" / "sglang-2025-11-server-info.jsonl"], variant="eagle3-at-load")
+    app = run_page("views/compare.py", isolated_store, monkeypatch, {"baseline": "baseline"})
+    findings = next(d.value for d in app.dataframe if "setting" in d.value.columns)
+    flagged = findings[(findings["variant"] == "eagle3-at-load") & (findings["setting"] == "throughput from")]
+    assert len(flagged) == 1 and flagged["like-for-like"].iloc[0] == False  # noqa: E712
