@@ -1,7 +1,7 @@
 """Write small ILLUSTRATIVE Kineto traces for the demo variants (not measurements).
 
 One gzip trace per TP rank (2 of the story's 8, to keep the files small) and variant,
-named as SGLang names them, under ``<out_dir>/phase-0/<variant>/``, so the demo builder
+named as SGLang names them, under ``<out_dir>/<phase>/<variant>/``, so the demo builder
 ingests them with the variant's bench and log files. Deterministic: same bytes every run.
 
 The cycle shapes follow the story (DOMAIN.md §1-2), scaled to its throughputs:
@@ -10,6 +10,10 @@ The cycle shapes follow the story (DOMAIN.md §1-2), scaled to its throughputs:
 * ``from-scratch``: EAGLE-3 cycles of ≈ 33 ms (τ ≈ 2.0 at 60 tok/s), 3 draft steps;
 * ``k2-drafter``: EAGLE-3 cycles of ≈ 30.5 ms (τ 1.58 at 51.8 tok/s), 2 draft steps, with a
   ≈ 30 ms verify of which ≈ 97 % is NCCL all-reduce - the story's shape.
+* ``phase-2/k2-drafter-ft`` (beyond the story, invented): the fine-tuned drafter's cycle with the
+  verify all-reduce cut from ≈ 29.1 ms of NCCL to ≈ 20.3 ms of custom all-reduce
+  (``cross_device_reduce_2stage``): ≈ 21.7 ms per cycle, so τ 2.60 gives ≈ 120 tok/s, the
+  figure of that phase's benchmark (cycle model: τ ÷ cycle time).
 
 The EAGLE variants use both ways SGLang marks phases: ``from-scratch`` carries Python stack
 events (older builds, ``with_stack``), ``k2-drafter`` only ``step[...]`` spans (2026 builds),
@@ -29,6 +33,7 @@ from typing import Any
 
 OUT = Path(__file__).resolve().parent / "demo"
 PHASE = "phase-0"
+CUSTOM_ALL_REDUCE = "void sglang::cross_device_reduce_2stage<__nv_bfloat16, 8>(sglang::RankData*, sglang::RankSignals, sglang::Signal*, __nv_bfloat16*, int, int)"
 RANKS = (0, 1)
 WORLD_SIZE = 8
 CYCLES = 20
@@ -72,6 +77,14 @@ class Shape:
     extend_ms: tuple[float, float] = (0.0, 0.0)  # gemm, other
     idle_ms: float = 0.0  # scheduler gap per cycle
     start: datetime = datetime(2026, 2, 9, 10, 30, tzinfo=timezone.utc)
+    phase: str = PHASE
+    all_reduce: str = KERNELS["communication"]  # the target forward's all-reduce kernel
+
+    @property
+    def seed(self) -> str:
+        # Phase 0's traces were generated before there were other phases: keep its seeds as they were.
+        prefix = "" if self.phase == PHASE else f"{self.phase}-"
+        return f"specdash-demo-trace-{prefix}{self.variant}"
 
 
 SHAPES = (
@@ -86,15 +99,21 @@ SHAPES = (
     Shape("k2-drafter", "step_annotations", Layer(0.05, 0.02, 0.03, 4.85, 0.05), draft_steps=2,
           draft_step_ms=(0.06, 0.04, 0.05), extend_ms=(0.1, 0.05), idle_ms=0.05,
           start=datetime(2026, 2, 10, 14, 20, tzinfo=timezone.utc)),
+    # Phase 2, illustrative: the same cycle as k2-drafter's but a verify all-reduce of 6 × 3.376 ms
+    # (20.26 ms, was 29.1): draft 0.3 + verify 6 × 3.526 (= 21.16) + extend 0.15 + idle 0.05 = 21.66 ms
+    Shape("k2-drafter-ft", "step_annotations", Layer(0.05, 0.02, 0.03, 3.376, 0.05), draft_steps=2,
+          draft_step_ms=(0.06, 0.04, 0.05), extend_ms=(0.1, 0.05), idle_ms=0.05,
+          start=datetime(2026, 3, 17, 10, 20, tzinfo=timezone.utc), phase="phase-2", all_reduce=CUSTOM_ALL_REDUCE),
 )
 
 
 class Timeline:
     """Events of one rank; GPU work is laid out back to back, launches just before it."""
 
-    def __init__(self, rank: int, rng: random.Random) -> None:
+    def __init__(self, rank: int, rng: random.Random, all_reduce: str = KERNELS["communication"]) -> None:
         self.rank = rank
         self.rng = rng
+        self.names = {**KERNELS, "communication": all_reduce}
         self.events: list[dict[str, Any]] = []
         self.gpu_us = 1000.0
         self.correlation = 100
@@ -114,7 +133,7 @@ class Timeline:
             duration = ms * 1000
             stream = COMM_STREAM if kernel_class == "communication" else MAIN_STREAM
             self.events.append({
-                "ph": "X", "cat": "kernel", "name": KERNELS[kernel_class], "pid": self.rank, "tid": stream,
+                "ph": "X", "cat": "kernel", "name": self.names[kernel_class], "pid": self.rank, "tid": stream,
                 "ts": round(self.gpu_us, 3), "dur": round(duration, 3),
                 "args": {"device": self.rank, "stream": stream, "correlation": self.correlation},
             })
@@ -170,7 +189,7 @@ def add_eagle_cycle(shape: Shape, line: Timeline) -> None:
 
 
 def trace_text(shape: Shape, rank: int) -> str:
-    line = Timeline(rank, random.Random(f"specdash-demo-trace-{shape.variant}-{rank}"))
+    line = Timeline(rank, random.Random(f"{shape.seed}-{rank}"), shape.all_reduce)
     for _ in range(CYCLES):
         (add_decode_step if shape.style == "decode" else add_eagle_cycle)(shape, line)
     events = sorted(line.events, key=lambda e: (e["pid"] != CPU_PID, e["ts"]))
@@ -201,10 +220,10 @@ def write_gzip(path: Path, text: str) -> None:
 
 
 def write_demo_traces(out_dir: Path) -> list[Path]:
-    """One illustrative trace per TP rank and demo variant under ``out_dir/phase-0/<variant>/``."""
+    """One illustrative trace per TP rank and demo variant under ``out_dir/<phase>/<variant>/``."""
     written = []
     for shape in SHAPES:
-        folder = out_dir / PHASE / shape.variant
+        folder = out_dir / shape.phase / shape.variant
         folder.mkdir(parents=True, exist_ok=True)
         for rank in RANKS:
             path = folder / f"profile-{shape.variant}-TP-{rank}.trace.json.gz"
