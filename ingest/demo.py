@@ -112,7 +112,9 @@ def record_phase_decision(db_path: Path, decision: PhaseDecision) -> str | None:
     from dashboard import data, evidence  # the dashboard's evidence code, importable without Streamlit
     from ingest.decisions import record_decision
 
-    sessions = data.sessions(db_path, [decision.phase])["session_id"].tolist()
+    phase_sessions = data.sessions(db_path, [decision.phase])
+    # The sessions whose figures decided: profiler traces explain a cycle, their numbers are no session's tok/s.
+    sessions = phase_sessions[phase_sessions["origin"] != "trace_set"]["session_id"].tolist()
     if not sessions:
         warnings.warn(f"demo: {decision.phase} has no sessions, so its decision {decision.title!r} was not recorded",
                       stacklevel=2)
