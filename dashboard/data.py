@@ -93,13 +93,16 @@ def store_state(db_path: str | Path) -> dict[str, Any]:
         sources = con.execute("SELECT count(*) FROM sources").fetchone()[0]
         runs = con.execute("SELECT count(*) FROM bench_runs WHERE NOT is_warmup").fetchone()[0]
         decisions = con.execute("SELECT count(*) FROM decisions").fetchone()[0]
+        kinds = dict(con.execute("SELECT kind, count(*) FROM sources GROUP BY kind ORDER BY count(*) DESC, kind").fetchall())
     return {
         "exists": True,
         "last_change": meta.get("last_change"),
         "demo": meta.get("demo") == "true",
+        "start_phase": meta.get("start_phase"),
         "sources": sources,
         "runs": runs,
         "decisions": decisions,
+        "kinds": kinds,
         "pending_migrations": [name for name, _ in migration_files() if name not in applied],
     }
 

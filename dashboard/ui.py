@@ -48,6 +48,18 @@ def require_store(allow_empty: bool = False) -> dict[str, Any]:
     return state
 
 
+def lacking(state: dict[str, Any], needs: str, command: str) -> None:
+    """Say what the store holds and what this page lacks, with the command that would fill it; then stop.
+
+    "No data yet" is for an empty store only: a store with files gets told what is there.
+    """
+    kinds = state.get("kinds") or {}
+    held = ", ".join(f"{count} {kind}" for kind, count in kinds.items())
+    st.info(f"The store holds {state.get('sources', 0)} file(s) ({held or 'of no known kind'}), but {needs}. "
+            f"To fill this page: `{command}`.")
+    st.stop()
+
+
 def demo_note(state: dict[str, Any]) -> None:
     if state.get("demo"):
         st.caption(
@@ -64,12 +76,17 @@ class Selection:
     metric: str
 
 
-def selection_bar(with_metric: bool = True) -> Selection:
-    """Phases, variants, baseline and headline metric: shared by Compare and Break-even, kept in the URL."""
+def selection_bar(store: dict[str, Any], with_metric: bool = True) -> Selection:
+    """Phases, variants, baseline and headline metric: shared by Compare and Break-even, kept in the URL.
+
+    ``store`` is the page's ``require_store()``: its ``start_phase`` (store_meta) is the default phase.
+    """
     phase_options = queries.phases()
-    PHASES.seed_list(phase_options, phase_options[-1:])
+    start = store.get("start_phase")
+    PHASES.seed_list(phase_options, [start] if start in phase_options else phase_options[-1:])
     columns = st.columns([2, 3, 2, 2] if with_metric else [2, 3, 2])
-    columns[0].multiselect("Phases", phase_options, key=PHASES.key, help="Empty = all phases. Default: the latest.")
+    columns[0].multiselect("Phases", phase_options, key=PHASES.key,
+                           help="Empty = all phases. Default: the latest (the demo opens on phase-0, where its story starts).")
     phases: list[str] = st.session_state[PHASES.key]
 
     variant_options = queries.variants(phases)

@@ -199,3 +199,20 @@ def test_comparability_flags_throughput_from_another_source(isolated_store: Path
     findings = next(d.value for d in app.dataframe if "setting" in d.value.columns)
     flagged = findings[(findings["variant"] == "eagle3-at-load") & (findings["setting"] == "throughput from")]
     assert len(flagged) == 1 and flagged["like-for-like"].iloc[0] == False  # noqa: E712
+
+
+def test_two_drafter_configs_of_one_drafter_get_their_settings_in_the_name(isolated_store: Path, tmp_path: Path) -> None:
+    text = TWO_LIFETIMES.read_text()
+    first, second = text.split("\n[2026-03-02 16:00:00]", 1)
+    # The same drafter again, with 3 steps and 4 draft tokens instead of 2 and 3, as a second log.
+    other = first.replace("speculative_num_steps=2", "speculative_num_steps=3") \
+                 .replace("speculative_num_draft_tokens=3", "speculative_num_draft_tokens=4") \
+                 .replace("2026-03-02 1", "2026-03-03 1")
+    log = tmp_path / "steps3.log"
+    log.write_text(other + "\n")
+    ingest(isolated_store, [TWO_LIFETIMES, log])
+    assert set(data.variants(isolated_store, [])) == {
+        "baseline",
+        "eagle3:Kimi-K2-Instruct-eagle3 (steps 2, topk 1, draft tokens 3)",
+        "eagle3:Kimi-K2-Instruct-eagle3 (steps 3, topk 1, draft tokens 4)",
+    }

@@ -13,7 +13,7 @@ ui.demo_note(store)
 st.caption(definitions.BREAKDOWN)
 
 # --- controls -----------------------------------------------------------------------------------
-selection = ui.selection_bar(with_metric=False)
+selection = ui.selection_bar(store, with_metric=False)
 if not selection.variants:
     st.info("Pick at least one variant above.")
     st.stop()

@@ -13,7 +13,7 @@ ui.demo_note(store)
 st.caption(f"{definitions.TAU} {definitions.COST_RATIO} {definitions.BREAK_EVEN}")
 
 # --- controls -----------------------------------------------------------------------------------
-selection = ui.selection_bar()
+selection = ui.selection_bar(store)
 if not selection.variants:
     st.info("Pick at least one variant above.")
     st.stop()

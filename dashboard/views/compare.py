@@ -14,7 +14,7 @@ store = ui.require_store()
 ui.demo_note(store)
 
 # --- controls -----------------------------------------------------------------------------------
-selection = ui.selection_bar()
+selection = ui.selection_bar(store)
 if not selection.variants:
     st.info("Pick at least one variant above.")
     st.stop()

@@ -63,7 +63,13 @@ if reports:
         if report.warnings:
             with st.expander(f"{len(report.warnings)} warning(s) for {report.name}"):
                 st.code("\n".join(report.warnings[:50]), language=None, wrap_lines=True)
-    st.page_link("views/compare.py", label="See the results on Compare", icon=":material/leaderboard:")
+    # Point to the page that will show what was loaded: Compare needs throughput, Breakdown a trace.
+    if not queries.variant_summary([], []).empty:
+        st.page_link("views/compare.py", label="See the results on Compare", icon=":material/leaderboard:")
+    elif queries.has_traces():
+        st.page_link("views/breakdown.py", label="See the traces on Breakdown", icon=":material/stacked_bar_chart:")
+    elif not queries.sessions().empty:
+        st.page_link("views/run.py", label="See the sessions on Run", icon=":material/search:")
 
 # --- what the store holds -----------------------------------------------------------------------
 st.subheader("Files in the store")

@@ -13,8 +13,8 @@ ui.demo_note(store)
 
 overview = queries.phase_overview()
 if overview.empty:
-    st.info("No benchmark sessions yet. " + ui.INGEST_HINT)
-    st.stop()
+    ui.lacking(store, "none of them is a session (a benchmark, a server lifetime, a bench record or a trace set)",
+               "specdash ingest server.log bench_serving.jsonl --phase PHASE")
 phase_order = overview["phase"].tolist()
 
 # --- controls -----------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ ui.demo_note(store)
 # --- controls -----------------------------------------------------------------------------------
 sessions = queries.sessions()
 if sessions.empty:
-    st.info("No sessions yet. " + ui.INGEST_HINT)
-    st.stop()
+    ui.lacking(store, "none of them is a session (a benchmark, a server lifetime, a bench record or a trace set)",
+               "specdash ingest server.log bench_serving.jsonl --phase PHASE")
 ORIGINS = {"benchmark": "benchmark", "server_lifetime": "server lifetime", "bench_record": "bench record",
            "trace_set": "profiler traces"}
 
@@ -127,7 +127,11 @@ elif logs.empty:
     st.info("No server log linked to this session. Ingest its log in the same `specdash ingest` call as the benchmark, "
             f"or with the same labels: `specdash ingest server.log --phase {session['phase'] or 'PHASE'} --variant {session['variant']}`.")
 else:
-    st.caption(f"Linked by {', '.join(sorted(set(logs['link_method'])))} · {definitions.TOKENS_PER_STEP}")
+    if session["origin"] == "benchmark":
+        st.caption(f"Linked by {', '.join(sorted(set(logs['link_method'])))} · {definitions.TOKENS_PER_STEP}")
+    else:
+        st.caption(f"The whole server lifetime ({', '.join(sorted(set(logs['link_method'])))}): every decode line, "
+                   "accept length weighted by #running-req.")
     keys = [f"{r.source_id}:{'' if pd.isna(r.segment) else int(r.segment)}" for r in logs.itertuples()]
     start, end = runs["started_at"].min(), runs["ended_at"].max()
     timed = pd.notna(start) and pd.notna(end)

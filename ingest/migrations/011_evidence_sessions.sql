@@ -27,7 +27,18 @@ UPDATE trace_kernels p SET variant = 'trace:' || file_label(s.path)
 -- variant: --variant, else the session's own label or server config, else the log of the same ingest call,
 -- else the file's name; variant_from says which.
 CREATE OR REPLACE VIEW evidence_sessions AS
-WITH lifetimes AS (
+WITH config_names AS (  -- a name derived from a config gains the drafter settings when they tell two configs apart
+    SELECT c.source_id, c.segment,
+           c.variant || CASE
+               WHEN src.variant IS NULL AND c.speculative_algorithm IS NOT NULL
+                    AND count(DISTINCT [c.speculative_num_steps, c.speculative_eagle_topk, c.speculative_num_draft_tokens])
+                        OVER (PARTITION BY c.variant, src.variant IS NULL) > 1
+               THEN ' (steps ' || coalesce(CAST(c.speculative_num_steps AS VARCHAR), '?')
+                    || ', topk ' || coalesce(CAST(c.speculative_eagle_topk AS VARCHAR), '?')
+                    || ', draft tokens ' || coalesce(CAST(c.speculative_num_draft_tokens AS VARCHAR), '?') || ')'
+               ELSE '' END AS variant
+    FROM server_configs c JOIN sources src USING (source_id)
+), lifetimes AS (
     SELECT l.* FROM log_segment_spans l
     WHERE NOT EXISTS (SELECT 1 FROM session_log_links k
                       WHERE k.log_source_id = l.log_source_id AND k.segment IS NOT DISTINCT FROM l.segment)
@@ -46,7 +57,7 @@ WITH lifetimes AS (
     SELECT b.source_id, b.record_index, src.phase AS given_phase, src.variant AS given_variant, src.path,
            src.ingest_group, c.variant AS own_variant, c.segment AS own_config
     FROM bench_serving b JOIN sources src USING (source_id)
-    LEFT JOIN server_configs c ON c.source_id = b.source_id AND c.segment = b.record_index
+    LEFT JOIN config_names c ON c.source_id = b.source_id AND c.segment = b.record_index
 ), record_links AS (
     SELECT r.*, l.log_source_id, l.segment, l.variant AS log_variant, l.phase AS log_phase,
            CASE WHEN r.given_variant IS NOT NULL THEN 'same ingest call and variant label'
@@ -74,12 +85,13 @@ FROM sessions s JOIN sources src USING (source_id)
 UNION ALL
 SELECT l.log_source_id || '-seg' || coalesce(CAST(l.segment AS VARCHAR), ''), 'server_lifetime', l.log_source_id,
        l.segment, l.phase,
-       coalesce(src.variant, l.variant, 'log:' || file_label(src.path)),
+       coalesce(src.variant, n.variant, l.variant, 'log:' || file_label(src.path)),
        CASE WHEN src.variant IS NOT NULL THEN '--variant' WHEN c.source_id IS NOT NULL THEN 'server config'
             ELSE 'file name' END,
        l.first_ts, l.last_ts, c.model_path, l.log_source_id, l.segment, 'own log', 1
 FROM lifetimes l JOIN sources src ON src.source_id = l.log_source_id
 LEFT JOIN server_configs c ON c.source_id = l.log_source_id AND c.segment IS NOT DISTINCT FROM l.segment
+LEFT JOIN config_names n ON n.source_id = l.log_source_id AND n.segment IS NOT DISTINCT FROM l.segment
 UNION ALL
 SELECT r.source_id || '-rec' || r.record_index, 'bench_record', r.source_id, r.record_index,
        coalesce(r.given_phase, r.log_phase),

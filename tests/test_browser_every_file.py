@@ -1,0 +1,106 @@
+"""A store with no benchmark JSON in real headless Chromium: Compare, Run and Breakdown show its files.
+
+The store holds the real logs, bench outputs and traces of ../shared/corpus (skipped without it).
+Every page it opens is screenshotted at 1280 and 1920 px to tests/artifacts/every-file-*.png.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dashboard import data
+from ingest.pipeline import ingest_paths
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, screenshot, served
+from tests.test_every_file import corpus_paths
+
+pytestmark = [pytest.mark.browser, pytest.mark.corpus]
+
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
+
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+
+WIDTHS = (1280, 1920)
+LIFETIME = "log:sglang-issue-11948-eagle3-decode-acceptrate"
+
+
+@pytest.fixture(scope="module")
+def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.conftest import CORPUS
+
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    db = tmp_path_factory.mktemp("every-file") / "corpus.duckdb"
+    ingest_paths(corpus_paths(), db)
+    return db
+
+
+@pytest.fixture(scope="module")
+def base_url(corpus_db: Path) -> Iterator[str]:
+    with served(corpus_db) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": request.param, "height": 1000})
+    tab = context.new_page()
+    tab.set_default_timeout(60_000)
+    yield tab
+    context.close()
+
+
+def width(page: Page) -> int:
+    return page.viewport_size["width"]
+
+
+def test_compare_names_variants_with_their_sources(base_url: str, page: Page) -> None:
+    page.goto(f"{base_url}/?variant={LIFETIME}&variant=bench:sglang-issue-9585-bench-serving-jsonl"
+              "&variant=bench:sglang-pr-4951-send-one-acc-length")
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text("server log: gen throughput at 1 running request").first).to_be_visible(timeout=30_000)
+    metrics = page.locator('[data-testid="stMetric"]')
+    expect(metrics).to_have_count(3)
+    assert all("tok/s" in text for text in metrics.all_inner_texts())
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    expect(main.get_by_text("Traceback")).to_have_count(0)
+    screenshot(page, f"every-file-compare-{width(page)}")
+
+
+def test_run_opens_a_server_lifetime(base_url: str, page: Page, corpus_db: Path) -> None:
+    sessions = data.sessions(corpus_db)
+    session_id = sessions[sessions["variant"] == LIFETIME]["session_id"].iloc[0]
+    page.goto(f"{base_url}/run?session={session_id}")
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text("Server lifetime ·").first).to_be_visible(timeout=30_000)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    expect(main.get_by_text("Decode batch").first).to_be_visible()
+    screenshot(page, f"every-file-run-lifetime-{width(page)}")
+
+
+def test_breakdown_shows_a_labelled_trace_set(base_url: str, page: Page) -> None:
+    page.goto(f"{base_url}/breakdown?variant=trace:hta_sampled&variant=trace:hta_nccl_data_rank0_ws2_a100")
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text("GPU time by kernel class, whole trace")).to_be_visible(timeout=30_000)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    labels = [tick.text_content() for tick in page.locator(".js-plotly-plot .ytick text").all()]
+    assert "trace:hta_sampled · rank 1" in labels, labels
+    screenshot(page, f"every-file-breakdown-{width(page)}")
+
+
+def test_phases_shows_the_evidence(base_url: str, page: Page) -> None:
+    page.goto(f"{base_url}/phases")
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text("(no phase)").first).to_be_visible(timeout=30_000)
+    expect(main.get_by_text("No data yet")).to_have_count(0)
+    screenshot(page, f"every-file-phases-{width(page)}")
