@@ -63,6 +63,7 @@ def registered_formats() -> list[Format]:
         bench_serving,
         bench_table,
         cycle_timing,
+        eagle_bench,
         kineto,
         send_one,
         sglang_log,
@@ -81,6 +82,7 @@ def registered_formats() -> list[Format]:
         vllm_bench.SUMMARY_FORMAT,
         bench_table.FORMAT,
         send_one.FORMAT,
+        eagle_bench.FORMAT,  # its result.jsonl lines are claimed by no JSON sniffer above
         vllm_log.FORMAT,
         sglang_log.FORMAT,
     ]
