@@ -30,6 +30,11 @@ CUSTOM_LINE = (
     "#token: 60865, token usage: 0.28, gen throughput (token/s): 2530.28, #queue-req: 0"
 )
 
+PYTHON_LINE = (  # Python logging's "%(asctime)s %(process)d [%(levelname)s] %(name)s: %(message)s"
+    "2026-01-02 10:11:12,345 151972 [INFO] sglang.srt.managers.scheduler: Decode batch, #running-req: 1, #token: 402, "
+    "token usage: 0.00, accept len: 1.58, cuda graph: True, gen throughput (token/s): 0.39, #queue-req: 0, "
+)
+
 
 def scanned(template: Template, lines: list[str]) -> tuple[dict[int, int], object]:
     """Run ``template`` over ``lines`` as one block: (line index → scan row, the scan)."""
@@ -48,7 +53,7 @@ def scanned_variant(line: str, part: str, replacement: str) -> tuple[Template, d
 
 
 def test_ordinary_lines_are_read_by_their_template() -> None:
-    for line in (BRACKET_LINE, CUSTOM_LINE):
+    for line in (BRACKET_LINE, CUSTOM_LINE, PYTHON_LINE):
         template = learn(line)
         assert template is not None
         variants = [
@@ -59,6 +64,27 @@ def test_ordinary_lines_are_read_by_their_template() -> None:
         ]
         rows, _ = scanned(template, variants)
         assert sorted(rows) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    ("part", "replacement", "read"),
+    [
+        ("151972", "7", True),  # another process: the id is the one field that varies
+        ("10:11:12,345", "23:59:59.999", True),
+        ("[INFO]", "[WARNING]", False),  # another level or logger is another format's line: its own template
+        ("sglang.srt.managers.scheduler", "sglang.srt.managers.scheduler_metrics_mixin", False),
+        ("10:11:12,345", "10:11:12,3456", False),  # a finer fraction than the template's
+        ("151972 ", "", False),
+    ],
+)
+def test_a_python_logging_template_varies_only_in_time_and_process_id(part: str, replacement: str, read: bool) -> None:
+    template, rows, scan = scanned_variant(PYTHON_LINE, part, replacement)
+    line = PYTHON_LINE.replace(part, replacement)
+    assert bool(rows) is read is bool(re.match(template.pattern, line, re.ASCII))
+    assert not template.has_tags
+    if read:
+        stamp = line[:23].replace(",", ".")
+        assert np.datetime64(int(scan.marks[0][0]), "us").astype(datetime) == datetime.fromisoformat(stamp)
 
 
 @pytest.mark.parametrize(

@@ -66,6 +66,13 @@ def unknown_values(draw: st.DrawFn) -> tuple[str, Any, str]:
     return word, word, ""
 
 
+# Fields of Python logging format strings, each with the separator it ends with.
+PYTHON_FIELDS = [
+    "[INFO] ", "WARNING ", "INFO - ", "INFO     | ", "sglang.srt.managers.scheduler: ", "sglang.srt.managers.scheduler - ",
+    "[sglang.srt.managers.scheduler] ", "scheduler.py:1234] ", "[scheduler.py:1234] ", "scheduler.py:1234 - ", "151972 ",
+]
+
+
 @st.composite
 def prefixes(draw: st.DrawFn) -> tuple[str, datetime | None, dict[str, int]]:
     """(prefix text, timestamp it carries, rank tags it carries)."""
@@ -78,13 +85,19 @@ def prefixes(draw: st.DrawFn) -> tuple[str, datetime | None, dict[str, int]]:
         lambda names: st.lists(st.sampled_from(names), unique=True, max_size=4)))
     ranks = {name: draw(st.integers(min_value=0, max_value=63)) for name in tags}
     tag_text = " ".join(f"{name}{number}" for name, number in ranks.items())
-    shape = draw(st.sampled_from(["bracket", "docker", "ray", "custom", "bare", "python"]))
+    shape = draw(st.sampled_from(["bracket", "docker", "ray", "custom", "bare", "python", "python-fields", "bracket-site"]))
     bracket = f"[{text_time}{' ' + tag_text if tag_text else ''}] "
     if shape == "bare":
         return "", None, {}
     if shape == "python":
         return f"{stamp.strftime('%Y-%m-%d %H:%M:%S')},{millis or 0:03d} - sglang.srt - INFO - ", stamp.replace(
             microsecond=(millis or 0) * 1000), {}
+    if shape == "python-fields":  # other logging format strings: the fields after the time in any order
+        fields = draw(st.lists(st.sampled_from(PYTHON_FIELDS), unique=True, max_size=4))
+        lead = draw(st.sampled_from(["", "INFO "]))
+        return f"{lead}{text_time.replace('.', draw(st.sampled_from(['.', ','])))} {''.join(fields)}", stamp, {}
+    if shape == "bracket-site":  # SGLang's bracket with a file:line field after it
+        return f"{bracket}scheduler_metrics_mixin.py:287 - ", stamp, ranks
     if shape == "custom":
         custom_tags = "".join(f"{name}{number} " for name, number in ranks.items())
         return f"{stamp.strftime('%Y-%m-%d %H:%M:%S')} INFO 4242 [{custom_tags}scheduler.py:222] ", stamp.replace(microsecond=0), ranks

@@ -78,6 +78,45 @@ def test_a_generated_log_of_every_benchmark_shape_reads_the_same(tmp_path: Path,
     assert sum(book.recent_hits.values()) > 0
 
 
+PYTHON_LOGGING_LINES = [  # one per logging format string; {t} time, {p} process id, {n} a count
+    "{t},{ms} [INFO] sglang.srt.managers.scheduler: Decode batch, #running-req: {n}, #token: 402, token usage: 0.00, "
+    "accept len: 1.58, accept rate: 0.40, cuda graph: True, gen throughput (token/s): 0.39, #queue-req: 0, ",
+    "{t},{ms} - sglang.srt.managers.scheduler_metrics_mixin - INFO - Decode batch [{n}], #running-req: 4, #token: 1610, "
+    "token usage: 0.01, cuda graph: True, gen throughput (token/s): 412.77, #queue-req: 0, ",
+    "INFO {t}.{ms} scheduler_metrics_mixin.py:287] Prefill batch, #new-seq: 1, #new-token: {n}, #cached-token: 0, "
+    "token usage: 0.00, #running-req: 0, #queue-req: 0, ",
+    "[{t} DP{r} TP{r} EP{r}] scheduler_metrics_mixin.py:287 - Decode batch, #running-req: {n}, #token: 1203, "
+    "token usage: 0.01, accept len: 2.40, cap len: 3.00, gen throughput (token/s): 376.05, #queue-req: 1, ",
+    "{t},{ms} {p} INFO sglang.srt.managers.scheduler: Decode batch, #running-req: {n}, #token: 9, #queue-req: 0",
+]
+
+
+@pytest.mark.parametrize("line", PYTHON_LOGGING_LINES, ids=range(len(PYTHON_LOGGING_LINES)))
+def test_python_logging_shapes_are_read_by_position(line: str) -> None:
+    import re
+
+    text = line.format(t="2026-01-02 10:11:12", ms="345", p="151972", n=17, r=2)
+    template = learn(text)
+    assert template is not None and re.match(template.pattern, text)
+    assert re.match(template.pattern, line.format(t="2026-01-03 00:00:01", ms="001", p="7", n=3, r=0))
+
+
+def test_a_log_of_python_logging_formats_reads_the_same_through_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = []
+    for index in range(1200):
+        line = PYTHON_LOGGING_LINES[index % len(PYTHON_LOGGING_LINES)]
+        lines.append(line.format(t=f"2026-01-02 10:{index // 60 % 60:02d}:{index % 60:02d}", ms=f"{index % 1000:03d}",
+                                 p=1000 + index % 3, n=index, r=index % 4))
+        if index % 7 == 0:
+            lines.append("2026-01-02 10:11:13,002 [INFO] sglang.srt.managers.scheduler: PROFILE: Decode batch 1/10 processed")
+    source = tmp_path / "python-logging.log"
+    source.write_text("\n".join(lines) + "\n")
+    general, templated, books = parse_both(source, monkeypatch, block_bytes=16 * 1024)
+    assert_same(general, templated)
+    assert general.tables["decode_stats"].num_rows == 960  # type: ignore[attr-defined]
+    assert len(books[0].templates) >= len(PYTHON_LOGGING_LINES) and sum(books[0].recent_hits.values()) > 0
+
+
 @pytest.mark.parametrize(
     "line",
     [

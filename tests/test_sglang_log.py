@@ -141,6 +141,80 @@ def test_malformed_lines_are_skipped_with_file_line_warnings_and_the_rest_loads(
     assert any(w.startswith(f"{source}:22: ") for w in result.warnings)  # cut short at the end of the file
 
 
+# --- Python logging formats: the prefix a logging config of one's own prints ------------------
+
+PYTHON_LOGGING_PREFIXES = [
+    # (format string, the prefix it prints, ts, (dp_rank, tp_rank), other rank tags)
+    ("%(asctime)s [%(levelname)s] %(name)s: %(message)s",
+     "2026-01-02 10:11:12,345 [INFO] sglang.srt.managers.scheduler: ", "2026-01-02 10:11:12.345000", (None, None), {}),
+    ("%(asctime)s - %(name)s - %(levelname)s - %(message)s",
+     "2026-01-02 10:11:12,345 - sglang.srt.managers.scheduler - INFO - ", "2026-01-02 10:11:12.345000", (None, None), {}),
+    ("%(levelname)s %(asctime)s %(filename)s:%(lineno)d] %(message)s",
+     "INFO 2026-01-02 10:11:12.345 scheduler.py:1234] ", "2026-01-02 10:11:12.345000", (None, None), {}),
+    ("[%(asctime)s{ranks}] %(filename)s:%(lineno)d - %(message)s",
+     "[2026-01-02 10:11:12 DP1 TP3 EP1] scheduler_metrics_mixin.py:287 - ", "2026-01-02 10:11:12", (1, 3), {"ep_rank": 1}),
+    ("%(asctime)s | %(levelname)-8s | %(name)s | %(message)s",
+     "2026-01-02 10:11:12,345 | INFO     | sglang.srt.managers.scheduler | ", "2026-01-02 10:11:12.345000", (None, None), {}),
+    ("[%(asctime)s] [%(name)s] [%(levelname)s] %(message)s",
+     "[2026-01-02 10:11:12] [sglang.srt.managers.scheduler] [INFO] ", "2026-01-02 10:11:12", (None, None), {}),
+    ("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s",
+     "2026-01-02 10:11:12,345 151972 INFO sglang.srt.managers.scheduler: ", "2026-01-02 10:11:12.345000", (None, None), {}),
+    ("%(asctime)s %(message)s", "2026-01-02 10:11:12,345 ", "2026-01-02 10:11:12.345000", (None, None), {}),
+]
+DECODE_MESSAGE = (
+    "Decode batch, #running-req: 1, #token: 402, token usage: 0.00, accept len: 1.58, accept rate: 0.40, "
+    "cuda graph: True, gen throughput (token/s): 0.39, #queue-req: 0, "
+)
+
+
+@pytest.mark.parametrize(("prefix", "ts", "ranks", "other_ranks"), [case[1:] for case in PYTHON_LOGGING_PREFIXES],
+                         ids=[case[0] for case in PYTHON_LOGGING_PREFIXES])
+def test_a_python_logging_prefix_gives_the_time_and_rank_tags(
+    prefix: str, ts: str, ranks: tuple[int | None, int | None], other_ranks: dict, tmp_path: Path
+) -> None:
+    source = tmp_path / "logging.log"
+    source.write_text(f"{prefix}{DECODE_MESSAGE}\n{prefix}{DECODE_MESSAGE.replace('Decode batch,', 'Decode batch [7],')}\n")
+    assert detect(source).kind == "sglang_log"
+    decode = rows(source)
+    assert len(decode) == 2
+    for row in decode:
+        assert (str(row["ts"]), (row["dp_rank"], row["tp_rank"])) == (ts, ranks)
+        assert (row["accept_len_raw"], row["gen_throughput"]) == (1.58, 0.39)
+    assert json.loads(decode[0]["extra"] or "{}") == other_ranks
+    assert json.loads(decode[1]["extra"]) == {**other_ranks, "forward_ct": 7}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a profiler's message after a logging prefix: "PROFILE: " is message text, not a logger name
+        "2026-01-02 10:11:13,002 [INFO] sglang.srt.managers.scheduler: PROFILE: Decode batch 1/10 processed",
+        "2026-01-02 10:11:13,002 PROFILE: Decode batch, #running-req: 1",
+        "[2025-09-30 11:11:19 TP2] PROFILE: Decode batch, #running-req: 1",
+        # the stem starts the message but no key list follows it
+        "2026-01-02 10:11:13,450 [INFO] sglang.srt.managers.scheduler: Decode batch 2/10 processed",
+        # words of a message before the stem are no prefix
+        "2026-01-02 10:11:13,450 [INFO] sglang.srt.managers.scheduler: after warmup Decode batch, #running-req: 1",
+        "2026-01-02 10:11:13 replay of Decode batch, #running-req: 1",
+    ],
+)
+def test_decode_batch_text_inside_a_message_after_a_logging_prefix_is_no_stats_line(line: str, tmp_path: Path) -> None:
+    source = tmp_path / "profile.log"
+    source.write_text(f"{line}\n{PYTHON_LOGGING_PREFIXES[0][1]}{DECODE_MESSAGE}\n")
+    result = parse(source)
+    assert result.tables["decode_stats"].column("line_no").to_pylist() == [2]
+    assert not result.skipped["malformed stats line"] and not sglang_log.sniff(line.encode())
+
+
+def test_the_python_logging_fixture_counts_no_profiler_or_unfinished_stem_line() -> None:
+    result = parse(FIXTURES / "sglang-python-logging-format.log")
+    assert result.tables["decode_stats"].column("line_no").to_pylist() == [4, 8, 9, 10, 12]
+    assert result.tables["prefill_stats"].column("line_no").to_pylist() == [3, 11]
+    # line 6: "PROFILE: Decode batch 1/10 processed"; line 7: "Decode batch 2/10 processed"
+    assert (result.skipped["noise: profiler"], result.skipped["other log line"]) == (1, 2)
+    assert result.tables["server_configs"].column("variant").to_pylist() == ["eagle3:sglang-EAGLE3-LLaMA3.1-Instruct-8B"]
+
+
 def test_noise_is_counted_by_kind() -> None:
     skipped = parse(FIXTURES / "sglang-noise-and-malformed.log").skipped
     assert skipped == Counter(
@@ -280,6 +354,7 @@ def test_sniff_recognizes_every_sglang_fixture(source: Path) -> None:
 def test_sniff_ignores_other_logs() -> None:
     assert not sglang_log.sniff((FIXTURES / "vllm-v1-eagle3-2025.log").read_bytes())
     assert not sglang_log.sniff(b"[2025-09-30 11:11:19 TP2] PROFILE: Decode batch 1/10 processed\n")
+    assert not sglang_log.sniff(b"2026-01-02 10:11:13,002 [INFO] sglang.srt.managers.scheduler: PROFILE: Decode batch 1/10 processed\n")
 
 
 # --- the block reader: same answer however the bytes arrive -----------------------------

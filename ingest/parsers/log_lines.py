@@ -9,8 +9,9 @@ A server log line is ``[wrapper][prefix]message``:
   (``2025-10-20T03:02:22.123456789Z ``), ANSI colour codes;
 * prefix — the engine's logging format: SGLang ``[YYYY-MM-DD HH:MM:SS{.mmm}{ DP0 TP0 ...}] ``
   (date absent before 2024-10), custom logging configs
-  ``YYYY-MM-DD HH:MM:SS INFO <pid> [DP3 TP3 EP3 file.py:222] ``, Python's default
-  ``YYYY-MM-DD HH:MM:SS,mmm - logger - INFO - ``, vLLM ``INFO MM-DD HH:MM:SS [file.py:N] ``.
+  ``YYYY-MM-DD HH:MM:SS INFO <pid> [DP3 TP3 EP3 file.py:222] ``, Python ``logging`` format
+  strings of one's own (``YYYY-MM-DD HH:MM:SS,mmm [INFO] logger.name: ``,
+  ``... - logger - INFO - ``, ...: ``PYTHON_LOGGING``), vLLM ``INFO MM-DD HH:MM:SS [file.py:N] ``.
 
 Patterns are plain strings valid for both Python ``re`` and RE2 (Arrow compute),
 so the per-block fast path and the per-line fallback read the same shapes. Each
@@ -64,19 +65,51 @@ CUSTOM_LOGGING = (
     r"(?P<c_date>\d{4}-\d\d-\d\d)[ T](?P<c_time>\d\d:\d\d:\d\d(?:[.,]\d+)?) (?:[A-Z]+ |\d+ )*"
     r"\[(?P<c_tags>(?:[A-Z][A-Z_]*\d+ )*)[\w.-]+:\d+\] "
 )
-PYTHON_LOGGING = (
-    r"(?P<p_date>\d{4}-\d\d-\d\d) (?P<p_time>\d\d:\d\d:\d\d(?:[.,]\d+)?)(?: - [\w.]+)? - [A-Z]+ - "
+# Python's ``logging`` with a format string of someone's own (SGLANG_LOGGING_CONFIG_PATH hands SGLang a
+# dictConfig; scripts call logging.basicConfig): an asctime, bare or as SGLang brackets it (with rank
+# tags), then any run of the fields such formats print, each ended by its separator. The message
+# starts after the last one. What makes a field recognizable, and so keeps message text out of the
+# prefix: a level word; a logger name followed by " - "/" | ", in brackets, or, when it starts in
+# lower case as ``getLogger(__name__)`` names do, followed by ": " (so "PROFILE: " is message text);
+# a ``file.py:N`` site; a process id. Examples, one per format string:
+#   %(asctime)s [%(levelname)s] %(name)s: %(message)s          2026-01-02 10:11:12,345 [INFO] sglang.srt.managers.scheduler: ...
+#   %(asctime)s - %(name)s - %(levelname)s - %(message)s       2025-12-04 20:35:55,417 - sglang.srt.managers.scheduler - INFO - ...
+#   %(levelname)s %(asctime)s %(filename)s:%(lineno)d] %(message)s   INFO 2026-01-02 10:11:15.731 scheduler.py:287] ...
+#   [%(asctime)s{ranks}] %(filename)s:%(lineno)d - %(message)s   [2026-01-02 10:11:16 TP0] scheduler.py:287 - ...
+LEVEL_WORD = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)"
+FIELD_END = r"(?: +[-|] +|: +| +)"  # " - ", " | " (padded, as %(levelname)-8s pads), ": " or spaces
+# Any text is a run of fields in one way at most: no two alternatives take the same text (a level word
+# before " - " or in brackets is read as a name), no field starts with "-" or "|", and each ends at
+# its separator. Python's re backtracks through every way when the line turns out to be no stats
+# line, which with two ways per field took 2 s for a line of twenty "INFO - ".
+LOGGING_FIELD = (
+    rf"(?:{LEVEL_WORD}(?:: +| +)"
+    r"|\[[\w.-]+\] +|[\w.][\w.-]* +[-|] +|[a-z_]\w*(?:\.\w+)*: +"
+    rf"|(?:\[[\w.-]+\.py:\d+\]|[\w.-]+\.py:\d+\]?){FIELD_END}"
+    r"|\d+ +)"
 )
-SGLANG_PREFIX = rf"{WRAPPER}(?:{SGLANG_BRACKET}|{CUSTOM_LOGGING}|{PYTHON_LOGGING})?"
+LOGGING_LEAD = rf"(?:{LEVEL_WORD} +)?"  # %(levelname)s before the time
+LOGGING_FIELDS = rf"{FIELD_END}{LOGGING_FIELD}*"
+PYTHON_LOGGING = (
+    rf"{LOGGING_LEAD}(?:\[(?P<l_date>\d{{4}}-\d\d-\d\d) (?P<l_time>\d\d:\d\d:\d\d(?:[.,]\d+)?)"
+    r"(?P<l_tags>(?: [A-Z][A-Z_]*\d+)*)\]"
+    r"|(?P<p_date>\d{4}-\d\d-\d\d) (?P<p_time>\d\d:\d\d:\d\d(?:[.,]\d+)?))"
+    rf"{LOGGING_FIELDS}"
+)
+LOG_PREFIXES = rf"(?:{SGLANG_BRACKET}|{CUSTOM_LOGGING}|{PYTHON_LOGGING})"
+# As stats and config lines are read, the prefix is optional (a message body pasted alone); a line
+# is told to be SGLang's by its start-up messages only after a prefix (``SGLANG_LOG_PREFIX``).
+SGLANG_PREFIX = rf"{WRAPPER}{LOG_PREFIXES}?"
+SGLANG_LOG_PREFIX = rf"{WRAPPER}{LOG_PREFIXES}"
 
 VLLM_PREFIX = (
     rf"{WRAPPER}(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
     r"(?P<v_month>\d\d)-(?P<v_day>\d\d) (?P<v_time>\d\d:\d\d:\d\d(?:[.,]\d+)?) \[?[\w.-]+:\d+\] )?"
 )
 
-DATE_GROUPS = ("b_date", "c_date", "p_date")
-TIME_GROUPS = ("b_time", "c_time", "p_time")
-TAG_GROUPS = ("b_tags", "c_tags")
+DATE_GROUPS = ("b_date", "c_date", "l_date", "p_date")
+TIME_GROUPS = ("b_time", "c_time", "l_time", "p_time")
+TAG_GROUPS = ("b_tags", "c_tags", "l_tags")
 
 RANK_TAG = re.compile(r"([A-Z][A-Z_]*?)(\d+)")
 RANK_COLUMNS = {"DP": "dp_rank", "TP": "tp_rank"}

@@ -11,8 +11,9 @@ each against the templates' steps and reads the values of those that match in fu
 columns are built from the bounds it kept (rank tags numbered and ``extra`` written by
 compiled passes too).
 
-Only shapes whose reading is unambiguous become templates: a ``[date time(.ms) TAGS] ``
-or custom-logging prefix, each value a plain number (or ``True``/``False`` for the graph
+Only shapes whose reading is unambiguous become templates: a ``[date time(.ms) TAGS] ``,
+custom-logging or Python-logging prefix (``log_lines.PYTHON_LOGGING``: its fields after the
+time are one fixed text per format string, kept literally but for a process id), each value a plain number (or ``True``/``False`` for the graph
 flag), no repeated key, no percent or text value. Everything else, and any line that
 does not match a template exactly, is read by the general reader, so both paths give
 the same rows (tests/test_log_templates.py checks this on every fixture and corpus log).
@@ -29,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ingest.parsers import template_steps as step
-from ingest.parsers.log_lines import Block, kernels, substrings
+from ingest.parsers.log_lines import LOGGING_FIELDS, LOGGING_LEAD, Block, kernels, substrings
 from ingest.parsers.sglang_stats import (
     BOOL,
     FLOAT,
@@ -69,7 +70,13 @@ LEARNABLE = re.compile(
     r"^(?P<wrapper>[^\[\r\n]*?)"
     r"(?:\[(?P<b_datetime>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,](?P<b_fraction>\d+))?)(?P<b_tags>(?: [A-Z][A-Z_]*\d+)*)\] "
     r"|(?P<c_datetime>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,](?P<c_fraction>\d+))?) (?P<c_level>(?:[A-Z]+ |\d+ )*)"
-    r"\[(?P<c_tags>(?:[A-Z][A-Z_]*\d+ )*)(?P<c_site>[\w.-]+:\d+)\] )"
+    r"\[(?P<c_tags>(?:[A-Z][A-Z_]*\d+ )*)(?P<c_site>[\w.-]+:\d+)\] "
+    # Python logging formats (log_lines.PYTHON_LOGGING): what follows the time is the same text on every
+    # line of one format string but a process id, so it is kept as written.
+    rf"|(?P<p_lead>{LOGGING_LEAD})(?:\[(?P<l_datetime>\d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,](?P<l_fraction>\d+))?)"
+    r"(?P<l_tags>(?: [A-Z][A-Z_]*\d+)*)\]"
+    r"|(?P<p_datetime>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,](?P<p_fraction>\d+))?))"
+    rf"(?P<p_fields>{LOGGING_FIELDS}))"
     r"(?P<stem>Decode batch|Prefill batch)(?P<sep>\. |, | \[(?P<label>[^\]]*)\], )"
     r"(?P<payload>.*?)[, \t]*\r?\n?$",
     re.DOTALL,
@@ -91,6 +98,12 @@ class Template:
     @property
     def table(self) -> str:
         return self.stem.table
+
+    @property
+    def has_tags(self) -> bool:
+        """Whether its prefix has a place for rank tags (a Python logging format may have none): only
+        then does the compiled pass mark where a line's tags are."""
+        return bool(np.isin(self.steps[:, 0], (step.BRACKET_TAGS, step.CUSTOM_TAGS)).any())
 
 
 def _literal(text: str) -> str:
@@ -117,7 +130,7 @@ def learn(line: str) -> Template | None:
         kinds.append(kind)
     if found["label"] is not None and not re.fullmatch(LABEL_PATTERN, found["label"]):
         return None
-    if len(found["b_fraction"] or found["c_fraction"] or "") > step.MAX_FRACTION_DIGITS:
+    if len(_fraction(found)) > step.MAX_FRACTION_DIGITS:
         return None  # finer than the microseconds a timestamp holds
     return _template(found, stem, keys, kinds)
 
@@ -130,16 +143,35 @@ def _value_kind(key: str, stem: Stem) -> str | None:
     return "extra"
 
 
+def _fraction(found: re.Match[str]) -> str:
+    return found["b_fraction"] or found["c_fraction"] or found["l_fraction"] or found["p_fraction"] or ""
+
+
 def _template(found: re.Match[str], stem: Stem, keys: tuple[str, ...], kinds: list[str]) -> Template:
     """The pattern and the program of ``found``'s shape, built part by part side by side."""
     shape = _Shape()
-    fraction = found["b_fraction"] or found["c_fraction"] or ""
+    fraction = _fraction(found)
     datetime = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d" + (rf"[.,]\d{{{len(fraction)}}}" if fraction else "")
     if found["b_datetime"]:
         shape.literal(found["wrapper"] + "[")
         shape.part(datetime, step.DATETIME, len(fraction))
         shape.part(TAGS["bracket"], step.BRACKET_TAGS)
         shape.literal("] ")
+    elif found["l_datetime"] or found["p_datetime"]:
+        shape.literal(found["wrapper"] + found["p_lead"])
+        if found["l_datetime"]:
+            shape.literal("[")
+            shape.part(datetime, step.DATETIME, len(fraction))
+            shape.part(TAGS["bracket"], step.BRACKET_TAGS)
+            shape.literal("]")
+        else:
+            shape.part(datetime, step.DATETIME, len(fraction))
+        # A field of digits alone is a process id (log_lines.LOGGING_FIELD): it changes with each start.
+        for text in re.split(r"(?<= )(\d+)(?= )", found["p_fields"]):
+            if text.isdigit():
+                shape.part(r"\d{1,12}", step.DIGITS, 1, 12)
+            else:
+                shape.literal(text)
     else:
         shape.literal(found["wrapper"])
         shape.part(datetime, step.DATETIME, len(fraction))
@@ -353,6 +385,8 @@ def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarra
 
     line_index = column(scan.line)
     marks = {name: column(scan.marks[index]) for index, name in enumerate(step.MARK_NAMES)}
+    if not template.has_tags:  # the pass left those marks unwritten: every row has no tags
+        marks["tags_start"] = marks["tags_end"] = np.zeros(len(line_index), dtype=np.int64)
     dp_rank, tp_rank, prefix_members = rank_columns(*_distinct_tags(block, marks["tags_start"], marks["tags_end"]))
     schema = SCHEMAS[template.table]
     columns: dict[str, pa.Array] = {}
