@@ -266,21 +266,26 @@ CORPUS_EXPECTED: dict[str, dict] = {
                                       "accept_len_raw": None, "queue_req": 0, "gen_throughput": 1086.59}),
     },
 }
-STARTUP_ONLY = (
-    "sglang-issue-8186-docker-compose-prefix-startup.log",
-    "sglang-pr-17392-dp-tp-ep-prefix-startup.log",
-    "sglang-pr-11110-profile-by-stage.log",
-)
+# Real SGLang logs of a server's start-up only: no stats, no server_args (docker compose prefix;
+# DP/TP/EP tags and tqdm bars). They load with no rows and a warning.
+STARTUP_ONLY = {
+    "sglang-issue-8186-docker-compose-prefix-startup.log": {"other log line": 4},
+    "sglang-pr-17392-dp-tp-ep-prefix-startup.log": {"other log line": 1, "noise: tqdm": 14, "blank line": 1},
+}
+# An SGLang branch's profiler lines and nothing else: no start-up message tells it apart.
+NOTHING_TO_READ = ("sglang-pr-11110-profile-by-stage.log",)
 
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("source", corpus_files("logs", "sglang-*.log") + corpus_files("logs", "fastrl-*.log"), ids=lambda p: p.name)
 def test_corpus_log(source: Path, corpus_dir: Path) -> None:
-    if source.name in STARTUP_ONLY:
+    if source.name in NOTHING_TO_READ:
         with pytest.raises(UnrecognizedFormat, match="no SGLang stats or server_args line") as raised:
             parse(source)
         assert "Decode batch" in raised.value.hint and "server_args=" in raised.value.hint
         return
+    if source.name in STARTUP_ONLY:
+        return  # test_corpus_startup_only_log
     expected = CORPUS_EXPECTED[source.name]
     result = parse(source)
     assert {name: table.num_rows for name, table in result.tables.items()} == expected["rows"]
@@ -294,6 +299,28 @@ def test_corpus_log(source: Path, corpus_dir: Path) -> None:
             assert str(row["ts"]) == value
         else:
             assert row[column] == (pytest.approx(value) if isinstance(value, float) else value), column
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", sorted(STARTUP_ONLY))
+def test_corpus_startup_only_log_loads_no_rows_and_says_what_to_keep(name: str, corpus_dir: Path) -> None:
+    source = corpus_dir / "logs" / name
+    assert detect(source).kind == "sglang_log"
+    result = parse(source)
+    assert {table: rows.num_rows for table, rows in result.tables.items()} == {
+        "server_configs": 0, "decode_stats": 0, "prefill_stats": 0,
+    }
+    assert dict(result.skipped) == STARTUP_ONLY[name] and result.lines_skipped == result.lines_read
+    [warning] = result.warnings
+    assert warning.startswith(f"{source}: SGLang start-up lines only")
+    assert "no Decode batch or Prefill batch stats lines" in warning
+    assert "keep the part of the log written while the server had traffic" in warning
+
+
+@pytest.mark.corpus
+def test_corpus_startup_only_log_with_the_other_engine_is_refused(corpus_dir: Path) -> None:
+    with pytest.raises(IngestError, match="content is a sglang server log"):
+        parse(corpus_dir / "logs" / "sglang-issue-8186-docker-compose-prefix-startup.log", engine="vllm")
 
 
 @pytest.mark.corpus
@@ -330,11 +357,47 @@ def test_vllm_content_with_engine_sglang_is_refused_with_the_engine_shown() -> N
 
 
 def test_a_file_with_nothing_recognizable_names_the_expected_shapes(tmp_path: Path) -> None:
-    source = tmp_path / "startup.log"
-    source.write_text("[2025-07-19 23:29:33] Load weight end. type=Gemma3ForConditionalGeneration\n\n")
+    source = tmp_path / "notes.log"
+    source.write_text("[2025-07-19 23:29:33] run 3 started, see the dashboard\n\n")
     with pytest.raises(UnrecognizedFormat, match="no SGLang stats or server_args line in 2 lines") as raised:
         parse(source)
     assert "Decode batch." in raised.value.hint
+
+
+def test_a_startup_only_log_loads_no_rows_with_a_warning(tmp_path: Path) -> None:
+    source = tmp_path / "startup.log"
+    source.write_text(
+        "[2025-07-19 23:29:33] Load weight end. type=Gemma3ForConditionalGeneration, avail mem=21.49 GB\n"
+        "2026-01-02 10:11:14,120 - sglang.srt.model_executor.model_runner - INFO - KV Cache is allocated. #tokens: 22095\n"
+        "Capturing batches (bs=1 avail_mem=10.17 GB): 100%|██████████| 6/6 [00:59<00:00,  9.12s/it]\n"
+    )
+    assert detect(source).kind == "sglang_log"
+    result = parse(source)
+    assert sum(table.num_rows for table in result.tables.values()) == 0
+    assert result.warnings == [
+        sglang_log.STARTUP_ONLY_WARNING.format(path=source, startup=2, lines=3)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # prose about a server: the start-up messages, but not as a server logs them
+        "We saw Load weight end. and then KV Cache is allocated. before it hung.\n"
+        "Capture cuda graph begin. took minutes\n",
+        # a random text file
+        "lorem ipsum dolor sit amet\n2026-01-02 10:11:12 backup finished\n[notes] Memory pool end. is fine\n",
+        # a message that merely quotes one after a log prefix
+        "[2025-07-19 23:29:33] the docs say: Load weight end. means the model is in memory\n",
+    ],
+)
+def test_startup_words_without_an_sglang_prefix_are_not_an_sglang_log(text: str, tmp_path: Path) -> None:
+    source = tmp_path / "notes.txt"
+    source.write_text(text)
+    with pytest.raises(UnrecognizedFormat):
+        detect(source)
+    with pytest.raises(UnrecognizedFormat, match="no SGLang stats or server_args line"):
+        parse(source)
 
 
 def test_a_lone_config_line_is_a_valid_log(tmp_path: Path) -> None:

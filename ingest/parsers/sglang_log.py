@@ -20,6 +20,10 @@ What it deliberately ignores, counted in ``skipped`` by kind: every other line
 and "Decode batch" text that is not at the start of a message
 (``PROFILE: Decode batch 1/10 processed``).
 
+A log of a server that never served (start-up lines only: no stats, no ``server_args``) is
+still SGLang's log: it is told by SGLang's start-up messages right after an SGLang prefix
+(``STARTUP_LINE``), loads with no rows, and a warning says what the log should have kept.
+
 Speed and memory: the file is read in blocks of a few MB cut at newlines; two blocks
 are scanned at once on worker threads (``log_lines.iter_mapped_blocks``). Lines whose
 shape the file has already shown are read by position (``sglang_templates``), the rest
@@ -48,7 +52,7 @@ from ingest.errors import IngestError, MalformedInput, UnrecognizedFormat
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.parsers import log_lines
-from ingest.parsers.log_lines import SGLANG_PREFIX, Block, ProgressCallback, prefix_fields
+from ingest.parsers.log_lines import SGLANG_LOG_PREFIX, SGLANG_PREFIX, Block, ProgressCallback, prefix_fields
 from ingest.parsers.pyrepr import ReprError, parse_repr
 from ingest.parsers.sglang_stats import CONFIG_SEARCH, STATS_LINE, StatsRows, merge_rows, read_stats
 from ingest.parsers.sglang_templates import TemplateBook, read_templated
@@ -60,6 +64,20 @@ ENGINE = "sglang"
 MALFORMED_STATS = "malformed stats line"
 
 CONFIG_LINE = re.compile(rf"^{SGLANG_PREFIX}server_args=(?P<repr>.*)$")
+# Messages every SGLang server prints while it starts (model_runner, scheduler, http_server), each at
+# the start of a message after a prefix: what tells a start-up-only log from any other text. The
+# prefix is required (a time in SGLang's brackets, or a logging format's): these words alone in a
+# text prove nothing.
+STARTUP_MESSAGES = (
+    r"Init torch distributed (?:begin|ends)\.",
+    r"Load weight (?:begin|end)\.",
+    r"KV Cache is allocated\.",
+    r"Memory pool end\.",
+    r"Capture (?:cuda |cpu |npu |musa |piecewise cuda )?graph (?:begin|end)\.",
+    r"max_total_num_tokens=\d+",
+    r"The server is fired up and ready to roll!",
+)
+STARTUP_LINE = re.compile(rf"^{SGLANG_LOG_PREFIX}(?:\[gpu=\d+\] )?(?:{'|'.join(STARTUP_MESSAGES)})")
 # The line that tells a vLLM log apart, for the --engine check.
 VLLM_MARKERS = ("SpecDecoding metrics:", "Speculative metrics:", "vLLM API server version", "Initializing a V1 LLM engine")
 
@@ -81,11 +99,17 @@ EXPECTED_SHAPES = (
     "(after an optional '[date time ranks]', docker compose or Ray prefix)"
 )
 STATS_TABLES = ("decode_stats", "prefill_stats")
+STARTUP_ONLY_WARNING = (
+    "{path}: SGLang start-up lines only ({startup} start-up messages in {lines} lines): no Decode batch or "
+    "Prefill batch stats lines and no server_args, so no rows are loaded — keep the part of the log written "
+    "while the server had traffic (it prints a Decode batch line every decode_log_interval decode steps), "
+    "with the start-up before it, which holds the server_args line"
+)
 
 
 def sniff(head: bytes) -> bool:
     text = head.decode("utf-8", errors="replace")
-    return any(STATS_LINE.match(line) or CONFIG_LINE.match(line) for line in text.splitlines())
+    return any(STATS_LINE.match(line) or CONFIG_LINE.match(line) or STARTUP_LINE.match(line) for line in text.splitlines())
 
 
 def parse(path: Path, options: ParseOptions) -> ParsedSource:
@@ -117,6 +141,7 @@ class BlockResult:
     last_date: str | None
     undated_fill: dict[str, list[str | None]] = field(default_factory=dict)  # "date HH:MM" before undated rows
     engine_hint: str | None = None
+    startup_lines: int = 0  # SGLang start-up messages (STARTUP_LINE), counted only in a block without stats or config
 
 
 def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None = None) -> BlockResult:
@@ -159,8 +184,10 @@ def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None =
         result.undated_fill = {
             table: [dates[rows.line_index[row]] for row in rows.undated] for table, rows in stats.items()
         }
-    if not stats and not configs:
-        result.engine_hint = _engine_hint(block.lines.filter(pa.array(~taken)))
+    if not stats and not configs:  # rare in a log that has stats (its start-up blocks): the search costs nothing elsewhere
+        unread_lines = block.lines.filter(pa.array(~taken))
+        result.engine_hint = _engine_hint(unread_lines)
+        result.startup_lines = _startup_lines(unread_lines)
     return result
 
 
@@ -189,6 +216,14 @@ def _read_configs(block: Block, rest: np.ndarray, rest_lines: pa.StringArray) ->
             continue
         configs.append(ConfigLine(line_no, date, time, config))
     return configs, rows
+
+
+def _startup_lines(lines: pa.StringArray) -> int:
+    """How many of ``lines`` are SGLang start-up messages; a substring search first, as most lines are not."""
+    candidates = lines.filter(pc.match_substring_regex(lines, "|".join(STARTUP_MESSAGES)))
+    if len(candidates) == 0:
+        return 0
+    return int(pc.sum(pc.match_substring_regex(candidates, STARTUP_LINE.pattern)).as_py() or 0)
 
 
 def _engine_hint(lines: pa.StringArray) -> str | None:
@@ -300,12 +335,14 @@ class _FileState:
     warnings: list[str] = field(default_factory=list)
     lines_read: int = 0
     engine_hint: str | None = None
+    startup_lines: int = 0
 
     def add(self, result: BlockResult) -> dict[str, pa.Table]:
         self.skipped.update(result.skipped)
         self.warnings.extend(f"{self.path}:{line_no}: {message}" for line_no, message in result.warnings)
         self.lines_read += result.size
         self.engine_hint = self.engine_hint or result.engine_hint
+        self.startup_lines += result.startup_lines
         if result.configs:
             self._add_configs(result)
         tables = {}
@@ -405,12 +442,18 @@ class _FileState:
                 line=int(line) if line.isdigit() else None,
                 hint="a stats line is 'Decode batch, key: value, key: value, ...'; see docs/log-formats.md",
             )
+        if self.startup_lines and self.engine_hint is None:  # SGLang's log all the same: load it, empty, and say so
+            check_engine(self.path, options, ENGINE)
+            self.warnings.append(STARTUP_ONLY_WARNING.format(path=self.path, startup=self.startup_lines, lines=self.lines_read))
+            return
         check_engine(self.path, options, self.engine_hint)
         hint = "this looks like a vLLM log: it is read as kind vllm_log" if self.engine_hint == "vllm" else ""
         raise UnrecognizedFormat(
             self.path,
             f"no SGLang stats or server_args line in {self.lines_read} lines",
-            hint=hint or f"expected lines like {EXPECTED_SHAPES}; a start-up-only excerpt has nothing to load",
+            hint=hint
+            or f"expected lines like {EXPECTED_SHAPES}; a log of start-up lines only is read when they include "
+            "SGLang's own start-up messages ('Load weight end.', 'KV Cache is allocated.', ...) after a log prefix",
         )
 
     def config_table(self) -> pa.Table:
