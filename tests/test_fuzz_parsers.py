@@ -55,6 +55,7 @@ SEEDS: dict[str, Path] = {
     "vllm_spec_decode_text": FIXTURES / "bench" / "vllm-spec-decode-summary-cut.txt",
     "bench_table_text": FIXTURES / "bench" / "team-phase0-markdown-table.txt",
     "sglang_send_one_text": FIXTURES / "bench" / "sglang-send-one-two-calls.txt",
+    "sglang_eagle_bench_text": FIXTURES / "bench" / "sglang-eagle-gsm8k-mtbench-with-result-jsonl.txt",
     "vllm_log": FIXTURES / "logs" / "vllm-v1-eagle3-2025.log",
     "sglang_log": FIXTURES / "logs" / "sglang-eagle3-basic.log",
 }
