@@ -101,7 +101,9 @@ def test_python_logging_shapes_are_read_by_position(line: str) -> None:
     assert re.match(template.pattern, line.format(t="2026-01-03 00:00:01", ms="001", p="7", n=3, r=0))
 
 
-def test_a_log_of_python_logging_formats_reads_the_same_through_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_log_of_python_logging_formats_reads_the_same_through_templates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     lines = []
     for index in range(1200):
         line = PYTHON_LOGGING_LINES[index % len(PYTHON_LOGGING_LINES)]

@@ -13,8 +13,9 @@ compiled passes too).
 
 Only shapes whose reading is unambiguous become templates: a ``[date time(.ms) TAGS] ``,
 custom-logging or Python-logging prefix (``log_lines.PYTHON_LOGGING``: its fields after the
-time are one fixed text per format string, kept literally but for a process id), each value a plain number (or ``True``/``False`` for the graph
-flag), no repeated key, no percent or text value. Everything else, and any line that
+time are one fixed text per format string, kept literally but for a process id), each value
+a plain number (or ``True``/``False`` for the graph flag), no repeated key, no percent or
+text value. Everything else, and any line that
 does not match a template exactly, is read by the general reader, so both paths give
 the same rows (tests/test_log_templates.py checks this on every fixture and corpus log).
 """
