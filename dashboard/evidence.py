@@ -75,9 +75,12 @@ def compute_evidence(
     db: Path, session_ids: Sequence[str], baseline: str | None = None, metric: str = analysis.TOKENS_OVER_TIME
 ) -> dict[str, Any]:
     """The evidence numbers of these sessions: per variant means, CIs, Δ vs baseline, accept length, break-even."""
+    if not session_ids:  # an empty scope means every session to the readers: evidence is of chosen sessions only
+        raise NoEvidence("no evidence sessions were given")
     summary = data.variant_summary(db, (), (), session_ids)
     if summary.empty:
-        raise NoEvidence("none of these sessions has measured benchmark runs in the store")
+        raise NoEvidence("none of these sessions has throughput figures in the store (benchmark runs, bench records "
+                         "or server-log lines)")
     variants = summary["variant"].tolist()
     if baseline not in variants:
         baseline = analysis.default_baseline(variants, data.speculative_variants(db))

@@ -178,7 +178,7 @@ def test_demo_accept_length_comes_from_measured_run_windows(demo_db: Path) -> No
     assert accept.loc["k2-drafter", "tokens_per_step"] == pytest.approx(1.58)
     assert accept.loc["k2-drafter", "log_lines"] == 159  # 5 measured runs' windows; warm-ups and idle lines out
     assert pd.isna(accept.loc["baseline", "tokens_per_step"])
-    by_session = data.accept_length(demo_db, [], [], by="session")
+    by_session = data.accept_length(demo_db, ["phase-0"], [], by="session")
     assert by_session["session_id"].notna().all() and len(by_session) == 3
 
 
@@ -194,7 +194,7 @@ def test_demo_is_like_for_like_against_the_baseline(demo_db: Path) -> None:
 
 def test_decode_series_is_downsampled_in_sql(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     logs = data.sources(demo_db)
-    keys = [f"{s}:0" for s in logs[logs["kind"] == "sglang_log"]["source_id"]]
+    keys = [f"{s}:0" for s in logs[(logs["kind"] == "sglang_log") & (logs["phase"] == "phase-0")]["source_id"]]
     full = data.decode_series(demo_db, keys)
     monkeypatch.setattr(data, "MAX_POINTS", 50)
     small = data.decode_series(demo_db, keys)

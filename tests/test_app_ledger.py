@@ -18,10 +18,15 @@ from tests.test_app import demo_copy, k2_session, run_page, texts, url  # noqa: 
 def test_phases_page_lists_the_phase_and_its_decision(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = run_page("views/phases.py", demo_db, monkeypatch)
     table = app.dataframe[0].value.set_index("phase")
-    assert table.loc["phase-0", "sessions"] == 3 and table.loc["phase-0", "measured runs"] == 15
+    assert list(table.index) == ["phase-0", "phase-1", "phase-2"]
+    # Phase 0: 3 benchmark sessions and their 3 profiler trace sets; phase 1: 2 server lifetimes, 6 bench records.
+    assert table.loc["phase-0", "sessions"] == 6 and table.loc["phase-0", "measured runs"] == 15
+    assert table.loc["phase-1", "sessions"] == 8 and table.loc["phase-1", "measured runs"] == 0
     assert "k2-drafter 51.8 tok/s (τ 1.58)" in table.loc["phase-0", "headline per variant"]
+    assert "k2-drafter-ft 94.9 tok/s (τ 2.60)" in table.loc["phase-1", "headline per variant"]
     assert table.loc["phase-0", "decisions"] == "K2 drafter as-is: rejected"
-    assert "Only one phase has runs" in texts(app)
+    assert table.loc["phase-1", "decisions"] == "Fine-tuned K2 drafter: accepted"
+    assert "Only one phase has runs" not in texts(app)
 
 
 def test_phases_page_trends_across_two_phases(demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -37,9 +42,12 @@ def test_phases_page_trends_across_two_phases(demo_copy: Path, monkeypatch: pyte
 # --- Decisions --------------------------------------------------------------------------------
 
 def test_decisions_page_shows_the_phase0_verdict(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = run_page("views/decisions.py", demo_db, monkeypatch)
+    phase0 = data.decisions(demo_db).set_index("phase").loc["phase-0", "decision_id"]
+    app = run_page("views/decisions.py", demo_db, monkeypatch, {"decision": phase0})
     ledger = app.dataframe[0].value
-    assert ledger[["title", "verdict", "evidence"]].values.tolist() == [["K2 drafter as-is", "rejected", "✓ current"]]
+    assert ledger[["title", "verdict", "evidence"]].values.tolist() == [  # newest first: a decision per phase
+        ["Custom all-reduce for verify", "accepted", "✓ current"], ["Fine-tuned K2 drafter", "accepted", "✓ current"],
+        ["K2 drafter as-is", "rejected", "✓ current"]]
     shown = texts(app)
     assert "The evidence sessions still give exactly these numbers" in shown
     markdown = app.code[0].value
@@ -56,8 +64,9 @@ def test_recording_a_decision_in_the_page(demo_copy: Path, monkeypatch: pytest.M
     assert not app.exception
     assert "Recorded “Fine-tune the K2 drafter”" in texts(app)
     ledger = app.dataframe[0].value
-    assert ledger["title"].tolist()[:2] == ["Fine-tune the K2 drafter", "K2 drafter as-is"] or \
-        set(ledger["title"]) == {"Fine-tune the K2 drafter", "K2 drafter as-is"}
+    assert ledger["title"].tolist()[0] == "Fine-tune the K2 drafter"
+    assert set(ledger["title"]) == {"Fine-tune the K2 drafter", "K2 drafter as-is", "Fine-tuned K2 drafter",
+                                    "Custom all-reduce for verify"}
     assert app.selectbox(key="w_decision").value == url(app, "decision")[0]
     assert app.text_input(key="w_decision_title").value == ""  # the form is cleared
 
@@ -67,7 +76,7 @@ def test_a_decision_without_verdict_is_refused_in_the_page(demo_copy: Path, monk
     app.text_input(key="w_decision_title").set_value("Half-made")
     app.button[0].click().run()
     assert any("no verdict" in e.value for e in app.error)
-    assert len(data.decisions(demo_copy)) == 1
+    assert len(data.decisions(demo_copy)) == 3  # the demo's three, nothing new
 
 
 def test_a_store_that_stays_busy_while_recording_is_said_not_thrown(demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -81,7 +90,7 @@ def test_a_store_that_stays_busy_while_recording_is_said_not_thrown(demo_copy: P
     app.button[0].click().run()
     assert not app.exception
     assert any("stayed locked" in e.value and "wait for the other ingest" in e.value for e in app.error)
-    assert len(data.decisions(demo_copy)) == 1  # nothing new
+    assert len(data.decisions(demo_copy)) == 3  # the demo's three, nothing new
 
 
 def test_a_stale_decision_is_marked(demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,8 +98,9 @@ def test_a_stale_decision_is_marked(demo_copy: Path, monkeypatch: pytest.MonkeyP
     with store.writer(demo_copy) as con:
         con.execute("DELETE FROM bench_runs WHERE session_id = ? AND run_index = 5 AND NOT is_warmup", [session])
         store.touch_last_change(con)
-    app = run_page("views/decisions.py", demo_copy, monkeypatch)
-    assert app.dataframe[0].value["evidence"].tolist() == ["⚠ stale"]
+    phase0 = data.decisions(demo_copy).set_index("phase").loc["phase-0", "decision_id"]
+    app = run_page("views/decisions.py", demo_copy, monkeypatch, {"decision": phase0})
+    assert app.dataframe[0].value["evidence"].tolist() == ["✓ current", "✓ current", "⚠ stale"]  # only phase 0's
     assert "**Stale**" in texts(app) and "k2-drafter: measured runs 5 → 4" in texts(app)
 
 

@@ -25,12 +25,19 @@ def demo_copy(demo_db: Path, tmp_path: Path) -> Path:
     return db
 
 
+def phase0_decision(db: Path) -> dict:
+    """The demo's Phase 0 verdict (the demo also decides phases 1 and 2)."""
+    [row] = [r for r in data.decisions(db).to_dict("records") if r["phase"] == "phase-0"]
+    return row
+
+
 def phase0_sessions(db: Path) -> list[str]:
     return data.sessions(db, ["phase-0"])["session_id"].tolist()
 
 
 def test_the_demo_ships_the_phase0_verdict(demo_db: Path) -> None:
-    [row] = data.decisions(demo_db).to_dict("records")
+    assert sorted(data.decisions(demo_db)["phase"]) == ["phase-0", "phase-1", "phase-2"]  # a decision per phase
+    row = phase0_decision(demo_db)
     assert (row["title"], row["verdict"], row["phase"]) == ("K2 drafter as-is", "rejected", "phase-0")
     frozen = evidence.frozen(row)
     k2 = next(v for v in frozen["variants"] if v["variant"] == "k2-drafter")
@@ -96,7 +103,7 @@ def test_a_decision_goes_stale_when_its_runs_change(demo_copy: Path) -> None:
 
 
 def test_a_decision_whose_sessions_vanished_is_stale(demo_copy: Path) -> None:
-    row = data.decisions(demo_copy).iloc[0].to_dict()
+    row = phase0_decision(demo_copy)
     with store.writer(demo_copy) as con:
         con.execute("DELETE FROM bench_runs")
         con.execute("DELETE FROM sessions")
@@ -105,7 +112,7 @@ def test_a_decision_whose_sessions_vanished_is_stale(demo_copy: Path) -> None:
 
 
 def test_markdown_summary_has_verdict_numbers_cis_definitions_and_a_link(demo_db: Path) -> None:
-    row = data.decisions(demo_db).iloc[0].to_dict()
+    row = phase0_decision(demo_db)
     text = summary.decision_markdown(row, evidence.frozen(row), "http://host:8501/decisions?decision=abc")
     assert text.startswith("# K2 drafter as-is: rejected\n")
     assert "**Verdict: rejected**" in text and "51.8" in text and "82" in text
@@ -116,7 +123,7 @@ def test_markdown_summary_has_verdict_numbers_cis_definitions_and_a_link(demo_db
 
 
 def test_markdown_summary_neutralizes_html_in_user_text(demo_db: Path) -> None:
-    row = data.decisions(demo_db).iloc[0].to_dict()
+    row = phase0_decision(demo_db)
     row.update(title="<script>alert(41)</script> K2", phase="<b>p0</b>", note_md="> quoted **bold** <img src=x onerror=alert(1)>")
     text = summary.decision_markdown(row, evidence.frozen(row))
     assert "<script" not in text and "<img" not in text and "<b>" not in text
@@ -125,7 +132,7 @@ def test_markdown_summary_neutralizes_html_in_user_text(demo_db: Path) -> None:
 
 
 def test_html_report_is_self_contained_and_escapes_user_text(demo_db: Path) -> None:
-    row = data.decisions(demo_db).iloc[0].to_dict()
+    row = phase0_decision(demo_db)
     row.update(title="<script>alert('t')</script> K2", note_md="**bold** <img src=x onerror=alert(1)>")
     page = report.decision_report(row, evidence.frozen(row), "http://host/decisions?decision=1")
     assert "<script>alert('t')</script>" not in page and "&lt;script&gt;" in page
@@ -147,7 +154,7 @@ def test_cli_records_a_decision_for_a_phase_and_prints_markdown(demo_copy: Path,
     assert f"(http://dash:9000/decisions?decision={decision_id})" in out.out
     assert main(["decide", "--db", str(demo_copy), "--list"]) == 0
     listing = capsys.readouterr().out.splitlines()
-    assert len(listing) == 2 and any(decision_id in line and "inconclusive" in line for line in listing)
+    assert len(listing) == 4 and any(decision_id in line and "inconclusive" in line for line in listing)  # + the demo's 3
     assert main(["decide", "--db", str(demo_copy), "--show", decision_id]) == 0
     assert "needs **more** data" in capsys.readouterr().out
 

@@ -155,6 +155,12 @@ def test_phase2_traces_show_the_cheaper_verify_and_the_cycle_model_holds(demo_db
     assert tok_s == pytest.approx(2.60 / (cycle_ms / 1000), rel=0.005)  # τ ÷ cycle time (DOMAIN.md §2)
 
 
+def deciding_sessions(db: Path, phase: str) -> list[str]:
+    """The sessions a demo decision freezes: those of its phase with figures (trace sets explain, not measure)."""
+    sessions = data.sessions(db, [phase])
+    return sorted(sessions[sessions["origin"] != "trace_set"]["session_id"])
+
+
 def decisions_by_phase(db: Path) -> dict[str, dict[str, Any]]:
     return {row["phase"]: row for row in data.decisions(db).to_dict("records")}
 
@@ -163,7 +169,8 @@ def test_phase0_decision_is_the_seed_verdict_unchanged(demo_db: Path) -> None:
     row = decisions_by_phase(demo_db)["phase-0"]
     assert (row["title"], row["verdict"], row["note_md"]) == ("K2 drafter as-is", "rejected", PHASE0_NOTE)
     assert row["created_at"] == datetime(2026, 2, 10, 16, 30)
-    assert sorted(json.loads(row["session_ids"])) == sorted(data.sessions(demo_db, ["phase-0"])["session_id"])
+    assert sorted(json.loads(row["session_ids"])) == deciding_sessions(demo_db, "phase-0")
+    assert len(json.loads(row["session_ids"])) == 3  # the three benchmark sessions, as before the demo grew
     frozen = evidence.frozen(row)
     assert frozen["phases"] == ["phase-0"]
     assert "k2-drafter 51.8 vs baseline 82.0 tok/s" in evidence.headline(frozen)
@@ -173,7 +180,7 @@ def test_phase0_decision_is_the_seed_verdict_unchanged(demo_db: Path) -> None:
 def test_phase2_decision_rests_on_phase2_sessions(demo_db: Path) -> None:
     row = decisions_by_phase(demo_db)["phase-2"]
     assert (row["title"], row["verdict"]) == ("Custom all-reduce for verify", "accepted")
-    assert sorted(json.loads(row["session_ids"])) == sorted(data.sessions(demo_db, ["phase-2"])["session_id"])
+    assert sorted(json.loads(row["session_ids"])) == deciding_sessions(demo_db, "phase-2")
     frozen = evidence.frozen(row)
     ft = next(v for v in frozen["variants"] if v["variant"] == "k2-drafter-ft")
     assert frozen["phases"] == ["phase-2"] and ft["verdict"] == "faster" and round(ft["headline"]) == 120
@@ -189,6 +196,6 @@ def test_each_phase_ends_with_its_decision(demo_db: Path) -> None:
     row = decisions["phase-1"]
     assert (row["title"], row["verdict"]) == ("Fine-tuned K2 drafter", "accepted")
     assert "crossover" in row["note_md"]
-    assert sorted(json.loads(row["session_ids"])) == sorted(data.sessions(demo_db, ["phase-1"])["session_id"])
+    assert sorted(json.loads(row["session_ids"])) == deciding_sessions(demo_db, "phase-1")
     assert evidence.frozen(row)["phases"] == ["phase-1"]
     assert evidence.check_decision(demo_db, row).stale is False

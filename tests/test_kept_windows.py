@@ -109,7 +109,8 @@ def assert_accept_length_matches_reference(db: Path, session_ids: list[str] | No
 def test_the_demo_store_keeps_what_the_views_compute(demo_db: Path) -> None:
     assert_kept_tables_match_views(demo_db)
     counts = {table: len(query(demo_db, f"SELECT * FROM {table}")) for table in KEPT_AND_VIEW}
-    assert counts == {"log_segment_spans": 3, "session_log_links": 3, "run_windows": 21}
+    # Phase 0: 3 logs linked to 3 sessions of 7 runs; phase 1: 2 logs, no benchmark session; phase 2: 2 and 2.
+    assert counts == {"log_segment_spans": 7, "session_log_links": 5, "run_windows": 35}
     assert_accept_length_matches_reference(demo_db)
 
 
@@ -123,7 +124,7 @@ def test_range_sums_add_up_the_lines_of_each_window(demo_db: Path) -> None:
         FROM run_windows w JOIN decode_stats d ON d.source_id = w.log_source_id AND d.segment = w.segment
          AND d.line_no BETWEEN w.first_line_no AND w.last_line_no
         GROUP BY w.session_id, w.is_warmup, w.run_index ORDER BY w.session_id, w.is_warmup, w.run_index""")
-    assert same_rows(kept, direct) and len(kept) == 21
+    assert same_rows(kept, direct) and len(kept) == 35  # 5 benchmark sessions (phases 0 and 2) of 7 runs
     assert {row[0] for row in kept} >= {31}  # a measured k2 window of ~40 s at 1.3 s per line
 
 

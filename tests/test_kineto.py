@@ -593,7 +593,7 @@ def demo_rows(folder: str) -> dict[str, list[dict[str, Any]]]:
 def test_demo_traces_tell_the_story(tmp_path_factory: pytest.TempPathFactory) -> None:
     folder = tmp_path_factory.mktemp("demo")
     variants = demo_rows(str(folder))
-    assert set(variants) == {"baseline", "from-scratch", "k2-drafter"}
+    assert set(variants) == {"baseline", "from-scratch", "k2-drafter", "k2-drafter-ft"}  # k2-drafter-ft: phase-2
     cycle = {name: max(r["median_cycle_ms"] for r in ranks) for name, ranks in variants.items()}  # the slowest rank's
     assert cycle["baseline"] == pytest.approx(1000 / 82, abs=0.05)  # 12.2 ms
     assert cycle["from-scratch"] == pytest.approx(2.0 / 60 * 1000, abs=0.4)  # ≈ 33 ms

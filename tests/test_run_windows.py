@@ -34,8 +34,9 @@ def test_demo_runs_get_their_windows(demo_db: Path) -> None:
 
 
 def test_each_log_line_counts_for_one_run_only(demo_db: Path) -> None:
-    counted = rows(demo_db, "SELECT sum(decode_lines) FROM run_log_stats JOIN sessions USING (session_id) WHERE variant = 'baseline'")
-    lines = rows(demo_db, "SELECT decode_lines FROM log_segments WHERE variant = 'baseline'")
+    counted = rows(demo_db, "SELECT sum(decode_lines) FROM run_log_stats JOIN sessions USING (session_id) "
+                            "WHERE variant = 'baseline' AND phase = 'phase-0'")
+    lines = rows(demo_db, "SELECT decode_lines FROM log_segments WHERE variant = 'baseline' AND phase = 'phase-0'")
     assert counted[0][0] <= lines[0][0]
     overlap = rows(
         demo_db,

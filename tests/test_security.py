@@ -24,7 +24,7 @@ from urllib.parse import urlencode, urlparse
 import duckdb
 import pytest
 
-from ingest import cli
+from ingest import cli, store
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.conftest import ROOT
 from tests.reliability_helpers import (
@@ -227,6 +227,7 @@ def build_payload_store(folder: Path) -> tuple[Path, dict[str, str], str]:
     db = folder / "store.duckdb"
     shutil.copytree(DEMO_DIR, folder / "demo")
     assert not [report.summary() for report in build_demo_store(db, folder / "demo") if report.failed]
+    store.set_meta(db, "start_phase", PHASE)  # the pages open on the payload's phase, not the demo's phase-0
     bench = write_bench_json(folder / FILE_NAME, variant=VARIANT, phase=PHASE, seed=77)
     ingested = run_ingest(db, [bench])
     assert ingested.returncode == 0, ingested.stderr
