@@ -458,9 +458,10 @@ def phase_trends(summary: pd.DataFrame, accept: pd.DataFrame, phase_order: list[
         tps, drafts = tau.get((row["phase"], row["variant"]), (None, None))
         rows.append({"phase": row["phase"], "variant": row["variant"], "runs": int(row["n_runs"]),
                      "headline": float(row[metric]), "mean_of_runs": ci.mean, "ci_low": ci.low, "ci_high": ci.high,
-                     "tokens_per_step": tps, "accepted_drafts_per_step": drafts})
+                     "tokens_per_step": tps, "accepted_drafts_per_step": drafts,
+                     "basis": row.get("basis", "benchmark runs")})
     out = pd.DataFrame(rows, columns=["phase", "variant", "runs", "headline", "mean_of_runs", "ci_low", "ci_high",
-                                      "tokens_per_step", "accepted_drafts_per_step"])
+                                      "tokens_per_step", "accepted_drafts_per_step", "basis"])
     order = {phase: i for i, phase in enumerate(phase_order)}
     return out.sort_values(by=["phase", "variant"], key=lambda s: s.map(order) if s.name == "phase" else s).reset_index(drop=True)
 

@@ -83,8 +83,8 @@ def session_runs_table(runs: pd.DataFrame) -> pd.DataFrame:
     return flagged[[c for c in RUN_COLUMNS if c in flagged]].rename(columns=RUN_COLUMNS)
 
 
-TREND_COLUMNS = {"phase": "phase", "variant": "variant", "runs": "runs", "headline": "tok/s", "mean_of_runs": "mean of runs",
-                 "ci_low": "95% CI low", "ci_high": "95% CI high", "tokens_per_step": "tokens/step",
+TREND_COLUMNS = {"phase": "phase", "variant": "variant", "basis": "throughput from", "runs": "n", "headline": "tok/s",
+                 "mean_of_runs": "mean", "ci_low": "95% CI low", "ci_high": "95% CI high", "tokens_per_step": "tokens/step",
                  "accepted_drafts_per_step": "drafts/step"}
 
 
