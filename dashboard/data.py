@@ -155,6 +155,10 @@ def speculative_variants(db_path: str | Path) -> dict[str, bool]:
 # concurrency 1 2, log lines at 1 running request 3, bench records at other concurrencies 4, log lines
 # at several running requests 5.
 IDLE_GAP_S = 10
+# The sessions in scope whose figures are not benchmark runs: server lifetimes and bench records.
+EVIDENCE_IN_SCOPE = f"""
+    ev AS (SELECT * FROM evidence_sessions s WHERE s.origin IN ('bench_record', 'server_lifetime') AND {IN_SCOPE})
+"""
 EVIDENCE_SAMPLES = f"""
     record_samples AS (
         SELECT e.session_id, e.phase, e.variant, e.started_at,
@@ -201,9 +205,7 @@ SOURCE_FIGURES = f"""
         FROM bench_runs r JOIN sessions s USING (session_id)
         WHERE NOT r.is_warmup AND {IN_SCOPE}
         GROUP BY 1, 2, 3
-    ), ev AS (
-        SELECT * FROM evidence_sessions s WHERE s.origin IN ('bench_record', 'server_lifetime') AND {IN_SCOPE}
-    ), {EVIDENCE_SAMPLES}, evidence AS (
+    ), {EVIDENCE_IN_SCOPE}, {EVIDENCE_SAMPLES}, evidence AS (
         SELECT CASE WHEN $by_session THEN session_id END AS session_id,
                CASE WHEN $by_phase THEN phase END AS phase, variant, basis_rank,
                CASE WHEN basis_rank = 3 THEN 'server log: gen throughput at 1 running request'
@@ -320,7 +322,7 @@ def accept_length(
             ).fetchall()]
             windows = f"(SELECT *, {RANGES_UNKNOWN} FROM run_log_stats_for(CAST($in_scope AS VARCHAR[])))"
         benchmark = ACCEPT_LENGTH.format(windows=windows, variant=VARIANT, in_scope=IN_SCOPE)
-        return con.execute(ACCEPT_ANY_EVIDENCE.format(benchmark=benchmark, in_scope=IN_SCOPE), params).df()
+        return con.execute(ACCEPT_ANY_EVIDENCE.format(benchmark=benchmark, evidence_in_scope=EVIDENCE_IN_SCOPE), params).df()
 
 
 # A group's accept length from the first source it has: its benchmark runs' log windows, else the
@@ -329,9 +331,7 @@ def accept_length(
 ACCEPT_ANY_EVIDENCE = """
     WITH benchmark AS (
         SELECT *, 1 AS accept_rank, 'server log lines in the run windows' AS accept_basis FROM ({benchmark})
-    ), ev AS (
-        SELECT * FROM evidence_sessions s WHERE s.origin IN ('bench_record', 'server_lifetime') AND {in_scope}
-    ), lifetimes AS (
+    ), {evidence_in_scope}, lifetimes AS (
         SELECT CASE WHEN $by = 'session' THEN e.session_id END AS session_id,
                CASE WHEN $by = 'phase' THEN e.phase END AS phase, e.variant,
                sum(d.tokens_per_step * coalesce(d.running_req, 1)) FILTER (WHERE d.tokens_per_step IS NOT NULL)

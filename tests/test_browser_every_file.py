@@ -12,7 +12,8 @@ import pytest
 
 from dashboard import data
 from ingest.pipeline import ingest_paths
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, screenshot, served
+from tests.browser import CHROMIUM, screenshot, served
+from tests.conftest import CORPUS
 from tests.test_every_file import corpus_paths
 
 pytestmark = [pytest.mark.browser, pytest.mark.corpus]
@@ -20,7 +21,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.corpus]
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
+
+from tests.test_browser import browser  # noqa: E402, F401 (the module's Chromium, a fixture)
 
 WIDTHS = (1280, 1920)
 LIFETIME = "log:sglang-issue-11948-eagle3-decode-acceptrate"
@@ -28,8 +31,6 @@ LIFETIME = "log:sglang-issue-11948-eagle3-decode-acceptrate"
 
 @pytest.fixture(scope="module")
 def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.conftest import CORPUS
-
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS}")
     db = tmp_path_factory.mktemp("every-file") / "corpus.duckdb"
@@ -41,14 +42,6 @@ def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def base_url(corpus_db: Path) -> Iterator[str]:
     with served(corpus_db) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
