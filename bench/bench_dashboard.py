@@ -141,7 +141,9 @@ def demo_store(folder: Path) -> Store:
     checked(run_child([SPECDASH, "demo", "--db", db]), "specdash demo")
     with duckdb.connect(str(db), read_only=True) as con:
         session = con.execute("SELECT session_id FROM sessions WHERE variant = 'k2-drafter' ORDER BY started_at LIMIT 1").fetchone()
-        variants = [row[0] for row in con.execute("SELECT DISTINCT variant FROM sessions ORDER BY 1").fetchall()]
+        # The variants of phase-0, where the demo's pages open (store_meta start_phase): the Variants box offers only these.
+        variants = [row[0] for row in con.execute(
+            "SELECT DISTINCT variant FROM sessions WHERE phase = 'phase-0' ORDER BY 1").fetchall()]
         phases = [row[0] for row in con.execute("SELECT DISTINCT phase FROM sessions WHERE phase IS NOT NULL ORDER BY 1").fetchall()]
     others = [v for v in variants if v not in ("baseline", "k2-drafter")]
     return Store("demo", db, session[0], "baseline", "k2-drafter", others, phases)

@@ -25,6 +25,7 @@ from ingest.store import migration_files, open_with_retry
 READ_LOCK_WAIT_S = 10.0
 MAX_POINTS = 2000  # time series are downsampled in SQL to at most this many points
 UNLABELLED = "(unlabelled)"
+NO_PHASE = "(no phase)"  # how the Phases page names evidence ingested without --phase
 
 VARIANT = "coalesce(s.variant, '(unlabelled)')"
 TOK_PER_S = "coalesce(r.tok_per_s, r.output_tokens / r.duration_s)"  # a benchmark run's tok/s
@@ -471,14 +472,15 @@ def configs_by_variant(
     return frame(
         db_path,
         f"""
-        WITH keys AS (
+        WITH {EVIDENCE_IN_SCOPE}, keys AS (
             SELECT DISTINCT l.log_source_id, l.segment, {VARIANT} AS variant
             FROM sessions s JOIN {{links}} l USING (session_id)
             WHERE {IN_SCOPE}
-            UNION  -- a server lifetime's own config, a bench record's server_info, the log linked to a record
-            SELECT e.config_source_id, e.config_segment, {VARIANT}
-            FROM ({EVIDENCE_CONFIGS}) e JOIN evidence_sessions s USING (session_id)
-            WHERE {IN_SCOPE}
+            UNION ALL  -- a server lifetime's own config, a bench record's server_info, the log linked to a record
+            SELECT DISTINCT source_id, part, variant FROM ev
+            UNION ALL
+            SELECT DISTINCT log_source_id, log_segment, variant FROM ev
+            WHERE origin = 'bench_record' AND log_source_id IS NOT NULL
         ), linked AS (
             SELECT k.variant, c.rowid AS config_row, c.ts, c.args
             FROM keys k JOIN server_configs c ON c.source_id = k.log_source_id AND c.segment = k.segment
@@ -538,7 +540,7 @@ def phase_overview(db_path: str | Path) -> pd.DataFrame:
     return frame(
         db_path,
         f"""
-        SELECT coalesce(s.phase, '(no phase)') AS phase,
+        SELECT coalesce(s.phase, $no_phase) AS phase,
                min(coalesce(r.started_at, s.started_at)) AS first_at,
                max(coalesce(r.ended_at, r.started_at, s.ended_at, s.started_at)) AS last_at,
                count(DISTINCT s.session_id) AS sessions,
@@ -548,6 +550,7 @@ def phase_overview(db_path: str | Path) -> pd.DataFrame:
         FROM evidence_sessions s LEFT JOIN bench_runs r USING (session_id)
         GROUP BY 1 ORDER BY first_at NULLS LAST, phase
         """,
+        {"no_phase": NO_PHASE},
     )
 
 
@@ -557,26 +560,30 @@ def sessions(
     db_path: str | Path, phase_list: Sequence[str] = (), variant_list: Sequence[str] = (), session_list: Sequence[str] = ()
 ) -> pd.DataFrame:
     """Sessions of every origin (view evidence_sessions), benchmark sessions first, then newest first."""
+    # Runs are summed per session before the join: grouping the wide session rows themselves cost the
+    # dashboard's server 25 MB more at 10,000 sessions (bench/bench_dashboard.py).
     return frame(
         db_path,
         f"""
-        SELECT * FROM (
+        WITH run_figures AS (
+            SELECT session_id,
+                   count(*) FILTER (WHERE NOT r.is_warmup) AS n_runs,
+                   avg({TOK_PER_S}) FILTER (WHERE NOT r.is_warmup) AS mean_tok_per_s,
+                   sum(r.output_tokens) FILTER (WHERE NOT r.is_warmup)
+                       / sum(r.duration_s) FILTER (WHERE NOT r.is_warmup) AS tokens_over_time
+            FROM bench_runs r GROUP BY session_id
+        )
         SELECT s.session_id, s.origin, s.source_id, s.phase, {VARIANT} AS variant, s.variant_from, s.started_at, s.ended_at,
                coalesce(b.model, s.model) AS model, b.endpoint, b.max_tokens, b.warmup, s.part, s.files,
                s.log_source_id, s.log_segment, s.link_method,
                src.path, src.sha256, src.ingested_at, src.size_bytes, src.kind,
-               count(r.run_index) FILTER (WHERE NOT r.is_warmup) AS n_runs,
-               avg({TOK_PER_S}) FILTER (WHERE NOT r.is_warmup) AS mean_tok_per_s,
-               sum(r.output_tokens) FILTER (WHERE NOT r.is_warmup)
-                   / sum(r.duration_s) FILTER (WHERE NOT r.is_warmup) AS tokens_over_time
+               coalesce(f.n_runs, 0) AS n_runs, f.mean_tok_per_s, f.tokens_over_time
         FROM evidence_sessions s JOIN sources src USING (source_id)
         LEFT JOIN sessions b USING (session_id)
-        LEFT JOIN bench_runs r USING (session_id)
+        LEFT JOIN run_figures f USING (session_id)
         WHERE {IN_SCOPE}
-        GROUP BY ALL
-        )
-        ORDER BY list_position(['benchmark', 'server_lifetime', 'bench_record', 'trace_set'], origin),
-                 started_at DESC NULLS LAST, session_id
+        ORDER BY list_position(['benchmark', 'server_lifetime', 'bench_record', 'trace_set'], s.origin),
+                 s.started_at DESC NULLS LAST, s.session_id
         """,
         scope(phase_list, variant_list, session_list),
     )

@@ -40,7 +40,8 @@ def ingest(db: Path, paths: list[Path], **labels: str) -> None:
 
 
 def corpus_paths() -> list[Path]:
-    kinds = [("logs", "*.log"), ("logs", "*.txt"), ("bench", "*.txt"), ("traces", "*.json.gz")]
+    kinds = [("logs", "*.log"), ("logs", "*.txt"), ("bench", "*.txt"), ("traces", "*.json.gz"),
+             ("new/eagle_bench_summary", "*.txt"), ("new/eagle_bench_summary", "*.jsonl")]
     return sorted(p for sub, pattern in kinds for p in (CORPUS / sub).glob(pattern))
 
 
@@ -216,3 +217,10 @@ def test_two_drafter_configs_of_one_drafter_get_their_settings_in_the_name(isola
         "eagle3:Kimi-K2-Instruct-eagle3 (steps 2, topk 1, draft tokens 3)",
         "eagle3:Kimi-K2-Instruct-eagle3 (steps 3, topk 1, draft tokens 4)",
     }
+
+
+def test_phases_trends_name_unphased_evidence_like_the_timeline(own_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = run_page("views/phases.py", own_store, monkeypatch)
+    timeline, trends = app.dataframe[0].value, app.dataframe[1].value
+    assert timeline["phase"].tolist() == ["(no phase)"]
+    assert set(trends["phase"]) == {"(no phase)"} and len(trends) >= 2

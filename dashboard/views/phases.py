@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import analysis, charts, frames, queries, ui
+from dashboard.data import NO_PHASE
 from dashboard.state import METRIC, PHASES, VARIANTS, carried_params
 
 st.title("Phases")
@@ -32,8 +33,9 @@ metric: str = st.session_state[METRIC.key]
 
 # --- data ---------------------------------------------------------------------------------------
 decisions = queries.decisions()
-summary = queries.variant_summary([], variants, by_phase=True) if variants else pd.DataFrame()
-accept = queries.accept_length([], variants, by="phase") if variants else pd.DataFrame()
+# Evidence without --phase is the timeline's "(no phase)" row: the trends name it the same.
+summary = queries.variant_summary([], variants, by_phase=True).fillna({"phase": NO_PHASE}) if variants else pd.DataFrame()
+accept = queries.accept_length([], variants, by="phase").fillna({"phase": NO_PHASE}) if variants else pd.DataFrame()
 trends = analysis.phase_trends(summary, accept, phase_order, metric) if not summary.empty else pd.DataFrame()
 
 # --- timeline -----------------------------------------------------------------------------------
@@ -51,7 +53,7 @@ def headline_numbers(phase: str) -> str:
 
 
 def decided(phase: str) -> str:
-    mine = decisions[decisions["phase"].fillna("(no phase)") == phase] if not decisions.empty else decisions
+    mine = decisions[decisions["phase"].fillna(NO_PHASE) == phase] if not decisions.empty else decisions
     return " · ".join(f"{r.title}: {r.verdict}" for r in mine.itertuples()) or "—"
 
 
@@ -70,7 +72,7 @@ st.dataframe(table, hide_index=True, width="stretch",
 ui.export_buttons(table, "phases")
 links = st.columns(min(len(phase_order), 6))
 for index, phase in enumerate(phase_order):
-    if phase != "(no phase)":
+    if phase != NO_PHASE:
         links[index % len(links)].page_link("views/compare.py", label=f"Compare {phase}", icon=":material/leaderboard:",
                          query_params={**carried_params(METRIC), PHASES.url: phase})
 
