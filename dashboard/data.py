@@ -470,13 +470,14 @@ def accept_by_variant(db_path: str | Path, phase_list: Sequence[str], variant_li
 
 
 # Where an evidence session's server config is: its own (a lifetime's server_args, a record's server_info),
-# else that of the log it was linked to.
-EVIDENCE_CONFIGS = """
-    SELECT session_id, source_id AS config_source_id, part AS config_segment FROM evidence_sessions
-    WHERE origin IN ('server_lifetime', 'bench_record')
-    UNION ALL
-    SELECT session_id, log_source_id, log_segment FROM evidence_sessions
-    WHERE origin = 'bench_record' AND log_source_id IS NOT NULL
+# and the log it was linked to. One pass over {sessions} (server lifetimes and bench records): reading the
+# evidence sessions twice made DuckDB keep every config's 10 KB of args (+65 MB at 10,000 sessions).
+CONFIG_PLACES = """
+    SELECT session_id, variant, place.source_id AS config_source_id, place.segment AS config_segment
+    FROM (SELECT session_id, variant, unnest([struct_pack(source_id := source_id, segment := part),
+                                              struct_pack(source_id := log_source_id, segment := log_segment)]) AS place
+          FROM {sessions})
+    WHERE place.source_id IS NOT NULL
 """
 
 
@@ -498,12 +499,7 @@ def configs_by_variant(
             FROM sessions s JOIN {{links}} l USING (session_id)
             WHERE {IN_SCOPE}
             UNION ALL  -- a server lifetime's own config, a bench record's server_info, the log linked to a record
-            -- (one pass over ev: reading it twice made DuckDB keep every config's 10 KB of args, +65 MB at scale)
-            SELECT DISTINCT place.source_id, place.segment, variant
-            FROM (SELECT variant, unnest([struct_pack(source_id := source_id, segment := part),
-                                          struct_pack(source_id := log_source_id, segment := log_segment)]) AS place
-                  FROM ev)
-            WHERE place.source_id IS NOT NULL
+            SELECT DISTINCT config_source_id, config_segment, variant FROM ({CONFIG_PLACES.format(sessions="ev")})
         ), linked AS (
             SELECT k.variant, c.rowid AS config_row, c.ts, c.args
             FROM keys k JOIN server_configs c ON c.source_id = k.log_source_id AND c.segment = k.segment
@@ -756,6 +752,10 @@ def prefill_events(db_path: str | Path, log_keys: Sequence[str], start: Any = No
     )
 
 
+ONE_EVIDENCE_SESSION = ("(SELECT * FROM evidence_sessions WHERE session_id = $session"
+                        " AND origin IN ('server_lifetime', 'bench_record'))")
+
+
 def session_config(db_path: str | Path, session_id: str) -> pd.DataFrame:
     """The server config of a session: its own, else of the log linked to it (latest server start first)."""
     return frame(
@@ -764,7 +764,7 @@ def session_config(db_path: str | Path, session_id: str) -> pd.DataFrame:
         WITH places AS (
             SELECT log_source_id AS config_source_id, segment AS config_segment FROM {{links}} WHERE session_id = $session
             UNION ALL
-            SELECT config_source_id, config_segment FROM ({EVIDENCE_CONFIGS}) WHERE session_id = $session
+            SELECT config_source_id, config_segment FROM ({CONFIG_PLACES.format(sessions=ONE_EVIDENCE_SESSION)})
         )
         SELECT c.* FROM places p
         JOIN server_configs c ON c.source_id = p.config_source_id AND c.segment = p.config_segment
