@@ -110,15 +110,15 @@ def build(db: Path, scale: float = 1.0) -> dict[str, int]:
         )
         con.execute(
             """
-            INSERT INTO sources
+            INSERT INTO sources  -- link_to: NULL (links found, not given)
             SELECT bench_source, '/data/bench/' || bench_source || '.json', bench_source || repeat('0', 48), 'bench_json', 'sglang',
                    4096, any_value(phase), any_value(variant), 'g' || bench_source, max(started_at) + INTERVAL 1 HOUR,
-                   count(*) * 7, 0, '{}', '[]'
+                   count(*) * 7, 0, '{}', '[]', NULL
             FROM s GROUP BY bench_source
             UNION ALL
             SELECT log_source, '/data/logs/' || log_source || '.log', log_source || repeat('1', 48), 'sglang_log', 'sglang',
                    350000, phase, variant, 'g' || bench_source, started_at + INTERVAL 1 HOUR,
-                   1006, 120, '{"noise: http access": 120}', '[]'
+                   1006, 120, '{"noise: http access": 120}', '[]', NULL
             FROM s
             """
         )

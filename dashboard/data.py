@@ -753,7 +753,7 @@ def prefill_events(db_path: str | Path, log_keys: Sequence[str], start: Any = No
 
 
 ONE_EVIDENCE_SESSION = ("(SELECT * FROM evidence_sessions WHERE session_id = $session"
-                        " AND origin IN ('server_lifetime', 'bench_record'))")
+                        " AND origin IN ('server_lifetime', 'bench_record', 'trace_set'))")
 
 
 def session_config(db_path: str | Path, session_id: str) -> pd.DataFrame:

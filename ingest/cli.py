@@ -45,10 +45,19 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     if args.clock_skew is not None:
         store.set_meta(db, "clock_skew_s", str(args.clock_skew))
+    link_to = "none" if args.no_link else args.link_to
+    if link_to not in (None, "none") and (problem := link_to_problem(db, link_to, args.paths)):
+        print(f"error: --link-to {link_to}: {problem}", file=sys.stderr)
+        return 2
     reports = ingest_paths(
         args.paths, db, phase=args.phase, variant=args.variant, options=options, replace=args.replace,
         on_report=show_json if args.json else show, progress=None if args.json else bar_for, strict=args.strict,
+        link_to=link_to,
     )
+    if link_to not in (None, "none") and (problem := link_to_problem(db, link_to, [])):
+        print(f"error: --link-to {link_to}: {problem}; the files are loaded unlinked: ingest them again with "
+              "--replace and --link-to SESSION_ID", file=sys.stderr)
+        return 1
     skipped = skipped_summary(reports)
     if skipped is not None:  # with --json, stdout holds JSON only: each skipped file is an object there too
         print(skipped, file=sys.stderr if args.json else sys.stdout, flush=True)
@@ -58,6 +67,19 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(f"{len(failed)} of {len(data)} files failed: {', '.join(str(r.path) for r in failed)}", file=sys.stderr)
         return 1
     return 0
+
+
+def link_to_problem(db: Path, wanted: str, paths: list[str]) -> str | None:
+    """Why a --link-to value names no single server lifetime (None when it does, or names a file of this call)."""
+    if store.link_target_count(db, wanted) == 1 or (paths and store.in_this_call(wanted, paths)):
+        return None
+    lifetimes = store.lifetimes_of_log(db, wanted)
+    if len(lifetimes) > 1:
+        return f"that log has {len(lifetimes)} server lifetimes; name one by its session id: {', '.join(lifetimes)}"
+    return (
+        "no server lifetime of that name in the store: pass a session id as the Run page shows it "
+        "(e.g. 3f2a9c0d1e2b4a5f-seg1), or the file name of a log in the store or in this call"
+    )
 
 
 def cmd_formats(args: argparse.Namespace) -> int:
@@ -180,6 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--trace-rules", metavar="FILE",
         help="JSON/TOML file of extra kernel-class and phase patterns for profiler traces (docs/breakdown.md)",
     )
+    linking = ingest.add_mutually_exclusive_group()
+    linking.add_argument(
+        "--link-to", metavar="SESSION_OR_LOG",
+        help="link these traces and bench records to this server lifetime instead of the one found "
+        "(a session id from the Run page, e.g. 3f2a…-seg1, or a log's file name when it has one lifetime)",
+    )
+    linking.add_argument("--no-link", action="store_true",
+                         help="link these traces and bench records to no server log (keep their own names)")
     ingest.add_argument("--replace", action="store_true", help="swap an already-ingested file's rows for a fresh parse")
     ingest.add_argument("--show-warnings", type=int, default=5, metavar="N", help="warnings to print per file")
     ingest.add_argument("--json", action="store_true",

@@ -101,6 +101,7 @@ def ingest_file(
     replace: bool = False,
     progress: ProgressFactory | None = None,
     skip_not_data: bool = False,
+    link_to: str | None = None,
 ) -> FileReport:
     """Detect, parse and load one file; ``skip_not_data``: report a ``NotExperimentData`` file as
     "skipped" instead of failed (for files found by walking a directory)."""
@@ -122,7 +123,8 @@ def ingest_file(
             if parsed.batches is not None and not replace:
                 parsed.batches = _unless_stored(parsed.batches, sha256, db_path)
             result = store.load_source(
-                db_path, path, parsed, sha256=sha256.result, phase=phase, variant=variant, group=group, replace=replace
+                db_path, path, parsed, sha256=sha256.result, phase=phase, variant=variant, group=group, replace=replace,
+                link_to=link_to,
             )
     except _AlreadyIngested as known:
         report.status = "already ingested"
@@ -186,6 +188,7 @@ def ingest_paths(
     on_report: Callable[[FileReport], None] | None = None,
     progress: ProgressFactory | None = None,
     strict: bool = False,
+    link_to: str | None = None,
 ) -> list[FileReport]:
     """Ingest every file; files of one call share an ``ingest_group`` so they can be joined later.
 
@@ -210,7 +213,7 @@ def ingest_paths(
     for path in files:
         finish(ingest_file(
             path, db_path, phase=phase, variant=variant, group=group, options=options, replace=replace,
-            progress=progress, skip_not_data=not strict and path not in named,
+            progress=progress, skip_not_data=not strict and path not in named, link_to=link_to,
         ))
     if files and all(report.status == "skipped" for report in reports):
         finish(FileReport(path=Path(where), status="failed", error=IngestError(

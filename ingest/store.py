@@ -195,12 +195,14 @@ def load_source(
     variant: str | None = None,
     group: str | None = None,
     replace: bool = False,
+    link_to: str | None = None,
 ) -> LoadResult:
     """Write one parsed file in a single transaction; a no-op if its sha256 is already stored.
 
     With ``replace`` the file's earlier rows are swapped for the new ones in the same transaction.
     ``sha256`` may be a callable, asked once a streaming parser has read the whole file (the
-    pipeline hashes the file while it is parsed).
+    pipeline hashes the file while it is parsed). ``link_to`` (--link-to / --no-link) overrides the
+    links found for the file's evidence (view trace_set_links, migration 012).
     """
     with spooled(parsed, beside=db_path.parent) as pieces, writer(db_path) as con:  # a streaming parser has read the whole file here
         sha256 = sha256 if isinstance(sha256, str) else sha256()
@@ -215,8 +217,9 @@ def load_source(
             fallback = file_variant(con, parsed.kind, path) if variant is None else None
             for name, rows in pieces:
                 insert_table(con, name, rows, source_id, phase, variant, fallback)
-            insert_source_row(con, source_id, path, sha256, parsed, phase, variant, group)
+            insert_source_row(con, source_id, path, sha256, parsed, phase, variant, group, link_to)
             run_windows.refresh(con, source_id)  # the tables kept for the dashboard (migration 007)
+            relink_traces(con)
             touch_last_change(con)
             con.execute("COMMIT")
         except Exception:
@@ -234,12 +237,13 @@ def insert_source_row(
     phase: str | None,
     variant: str | None,
     group: str | None,
+    link_to: str | None = None,
 ) -> None:
     con.execute(
         """
         INSERT INTO sources (source_id, path, sha256, kind, engine, size_bytes, phase, variant, ingest_group,
-                             ingested_at, rows_loaded, lines_skipped, skipped_detail, warnings)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                             ingested_at, rows_loaded, lines_skipped, skipped_detail, warnings, link_to)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """,
         [
             source_id,
@@ -256,6 +260,7 @@ def insert_source_row(
             parsed.lines_skipped,
             json.dumps(dict(parsed.skipped), sort_keys=True),
             json.dumps(parsed.warnings[:WARNINGS_KEPT]),
+            link_to,
         ],
     )
 
@@ -320,6 +325,81 @@ def file_variant(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> str |
     if kind not in TRACE_KINDS:
         return None
     return con.execute("SELECT 'trace:' || file_label(?)", [str(path)]).fetchone()[0]
+
+
+RELABEL_TRACE_ROWS = tuple(  # one per FILE_LABELLED table
+    f"UPDATE {table} SET phase = ?, variant = ? WHERE source_id = ?"
+    for table in ("cycle_phase_times", "trace_kernels", "trace_ranks")
+)
+# The link views join the server lifetimes many times over; DuckDB gives each join its own buffers,
+# so deriving the links takes more than the writer's page cache limit even on a small store.
+LINKS_MEMORY_LIMIT = "512MB"
+
+
+def relink_traces(con: duckdb.DuckDBPyConnection) -> int:
+    """Refresh table trace_links from view trace_set_links and label each trace file's rows as view
+    ``trace_labels`` says (its linked lifetime's variant and phase, else its own), in the caller's
+    transaction; returns how many trace files changed label.
+
+    Any load can change a link (the log of a trace loaded earlier, a lifetime renamed by a new config),
+    so this runs after every load; a store without traces skips it.
+    """
+    if con.execute("SELECT count(*) FROM trace_ranks").fetchone()[0] == 0:
+        return 0
+    con.execute(f"SET memory_limit = '{LINKS_MEMORY_LIMIT}'")
+    try:
+        links = con.execute("SELECT * FROM trace_set_links ORDER BY ALL").fetchall()
+    finally:
+        con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
+    if links != con.execute("SELECT * FROM trace_links ORDER BY ALL").fetchall():
+        con.execute("DELETE FROM trace_links")
+        if links:
+            con.executemany("INSERT INTO trace_links VALUES (?, ?, ?, ?, ?, ?, ?, ?)", links)
+    changed = con.execute(
+        """
+        SELECT l.source_id, l.phase, l.variant FROM trace_labels l
+        WHERE EXISTS (SELECT 1 FROM trace_ranks t WHERE t.source_id = l.source_id
+                      AND (t.phase IS DISTINCT FROM l.phase OR t.variant IS DISTINCT FROM l.variant))
+        """
+    ).fetchall()
+    for relabel in RELABEL_TRACE_ROWS:
+        for source_id, phase, variant in changed:
+            con.execute(relabel, [phase, variant, source_id])
+    return len(changed)
+
+
+def link_target_count(db_path: Path, wanted: str) -> int:
+    """How many server lifetimes a --link-to value names in the store (macro link_targets)."""
+    if not db_path.exists():
+        return 0
+    with writer(db_path) as con:
+        return con.execute("SELECT count(*) FROM link_targets(?)", [wanted]).fetchone()[0]
+
+
+def lifetimes_of_log(db_path: Path, name: str) -> list[str]:
+    """Session ids of the server lifetimes of stored logs whose path, file name or label is ``name``."""
+    if not db_path.exists():
+        return []
+    with writer(db_path) as con:
+        rows = con.execute(
+            r"""
+            SELECT coalesce(benchmark_session_id, own_session_id) FROM server_lifetimes
+            WHERE path = $name OR regexp_replace(path, '^.*[/\\]', '') = $name OR file_label(path) = $name
+            ORDER BY log_source_id, segment
+            """,
+            {"name": name},
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def in_this_call(wanted: str, paths: list[str]) -> bool:
+    """Whether a --link-to value names a file given to this ingest call (its path, name, or name without extensions)."""
+    for given in map(Path, paths):
+        files = [given] if not given.is_dir() else [path for path in given.rglob("*") if path.is_file()]
+        for path in files:
+            if wanted in (str(path), str(path.resolve()), path.name, path.name.split(".")[0]):
+                return True
+    return False
 
 
 def data_tables(con: duckdb.DuckDBPyConnection) -> list[str]:

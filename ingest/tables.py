@@ -240,10 +240,25 @@ TRACE_RANKS = pa.schema(
     ]
 )
 
+# The profiler start messages of a server log: each names the profile id its trace files are named
+# after, which links a trace set to the server lifetime that wrote it (migration 012).
+LOG_PROFILES = pa.schema(
+    [
+        ("segment", pa.int32()),
+        ("line_no", pa.int64()),
+        ("ts", TS),
+        ("tp_rank", pa.int32()),
+        ("profile_id", pa.string()),
+        ("stage", pa.string()),
+        ("output_dir", pa.string()),
+    ]
+)
+
 SCHEMAS: dict[str, pa.Schema] = {
     "sessions": SESSIONS,
     "bench_runs": BENCH_RUNS,
     "server_configs": SERVER_CONFIGS,
+    "log_profiles": LOG_PROFILES,
     "decode_stats": DECODE_STATS,
     "prefill_stats": PREFILL_STATS,
     "bench_serving": BENCH_SERVING,

@@ -128,7 +128,13 @@ def test_time_only_prefix_without_any_date_keeps_the_time_in_extra() -> None:
 def test_profiler_decode_batch_text_is_not_a_stats_line() -> None:
     result = parse(FIXTURES / "sglang-noise-and-malformed.log")
     assert 8 not in result.tables["decode_stats"].column("line_no").to_pylist()
-    assert result.skipped["noise: profiler"] == 2
+    assert result.skipped["noise: profiler"] == 1  # the other profiler line names a profile id: read (log_profiles)
+
+
+def test_profiler_start_message_gives_the_profile_id_its_traces_are_named_after() -> None:
+    [profile] = parse(FIXTURES / "sglang-noise-and-malformed.log").tables["log_profiles"].to_pylist()
+    assert profile["profile_id"] == "1770714063.5" and profile["output_dir"] == "/tmp/profiles"
+    assert profile["line_no"] == 9 and str(profile["ts"]) == "2026-02-10 09:01:03"
 
 
 def test_malformed_lines_are_skipped_with_file_line_warnings_and_the_rest_loads() -> None:
@@ -223,7 +229,7 @@ def test_noise_is_counted_by_kind() -> None:
             "malformed stats line": 4,
             "noise: http access": 2,
             "noise: tqdm": 2,
-            "noise: profiler": 2,
+            "noise: profiler": 1,
             "other log line": 2,
             "blank line": 1,
             "other text": 1,
@@ -235,32 +241,32 @@ def test_noise_is_counted_by_kind() -> None:
 
 CORPUS_EXPECTED: dict[str, dict] = {
     "fastrl-pr-4-custom-logfmt-decode.log": {
-        "rows": {"server_configs": 0, "decode_stats": 3, "prefill_stats": 0},
+        "rows": {"server_configs": 0, "log_profiles": 0, "decode_stats": 3, "prefill_stats": 0},
         "skipped": {},
         "spot": ("decode_stats", 2, {"ts": "2025-12-04 20:34:02", "accept_len_raw": 1.0, "accepted_drafts_per_step": 0.0,
                                       "accept_rate_raw": 0.11, "cuda_graph": True, "gen_throughput": 6138.60}),
     },
     "sglang-issue-11948-eagle3-decode-acceptrate.log": {
-        "rows": {"server_configs": 0, "decode_stats": 5, "prefill_stats": 1},
+        "rows": {"server_configs": 0, "log_profiles": 0, "decode_stats": 5, "prefill_stats": 1},
         "skipped": {},
         "spot": ("decode_stats", 0, {"ts": "2025-10-22 10:27:57", "tp_rank": 0, "accept_len_raw": 2.17,
                                       "accept_rate_raw": 0.54, "gen_throughput": 0.39, "num_tokens": 108}),
     },
     "sglang-issue-2777-eagle2-prefill-old.log": {
-        "rows": {"server_configs": 0, "decode_stats": 0, "prefill_stats": 7},
+        "rows": {"server_configs": 0, "log_profiles": 0, "decode_stats": 0, "prefill_stats": 7},
         "skipped": {"noise: http access": 1},
         "spot": ("prefill_stats", 1, {"line_no": 3, "new_token": 75, "queue_req": 62, "token_usage": 0.01,
                                        "extra": {"cache hit rate (%)": 0.0}}),
     },
     "sglang-issue-9187-pd-prefill-tp-ep.log": {
-        "rows": {"server_configs": 0, "decode_stats": 0, "prefill_stats": 4},
+        "rows": {"server_configs": 0, "log_profiles": 0, "decode_stats": 0, "prefill_stats": 4},
         "skipped": {"noise: http access": 4},
         "spot": ("prefill_stats", 1, {"line_no": 5, "new_seq": 2, "cached_token": 1, "running_req": None,
                                        "input_throughput": 559732.25,
                                        "extra": {"#unbootstrapped-req": 0, "#transferring-req": 1, "ep_rank": 0}}),
     },
     "sglang-pr-13023-nov2025-decode-comma-trailing.log": {
-        "rows": {"server_configs": 0, "decode_stats": 8, "prefill_stats": 0},
+        "rows": {"server_configs": 0, "log_profiles": 0, "decode_stats": 8, "prefill_stats": 0},
         "skipped": {},
         "spot": ("decode_stats", 2, {"ts": "2025-11-11 04:06:30", "tp_rank": None, "running_req": 28, "cuda_graph": True,
                                       "accept_len_raw": None, "queue_req": 0, "gen_throughput": 1086.59}),
@@ -272,18 +278,15 @@ STARTUP_ONLY = {
     "sglang-issue-8186-docker-compose-prefix-startup.log": {"other log line": 4},
     "sglang-pr-17392-dp-tp-ep-prefix-startup.log": {"other log line": 1, "noise: tqdm": 14, "blank line": 1},
 }
-# An SGLang branch's profiler lines and nothing else: no start-up message tells it apart.
-NOTHING_TO_READ = ("sglang-pr-11110-profile-by-stage.log",)
+# An SGLang branch's profiler lines and nothing else: read for the profile id that links its traces.
+PROFILER_ONLY = "sglang-pr-11110-profile-by-stage.log"
 
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("source", corpus_files("logs", "sglang-*.log") + corpus_files("logs", "fastrl-*.log"), ids=lambda p: p.name)
 def test_corpus_log(source: Path, corpus_dir: Path) -> None:
-    if source.name in NOTHING_TO_READ:
-        with pytest.raises(UnrecognizedFormat, match="no SGLang stats or server_args line") as raised:
-            parse(source)
-        assert "Decode batch" in raised.value.hint and "server_args=" in raised.value.hint
-        return
+    if source.name == PROFILER_ONLY:
+        return  # test_corpus_profiler_only_log_names_its_profile
     if source.name in STARTUP_ONLY:
         return  # test_corpus_startup_only_log
     expected = CORPUS_EXPECTED[source.name]
@@ -302,13 +305,29 @@ def test_corpus_log(source: Path, corpus_dir: Path) -> None:
 
 
 @pytest.mark.corpus
+def test_corpus_profiler_only_log_names_its_profile(corpus_dir: Path) -> None:
+    # PR 11110's branch: "PROFILER STARTING for decode: Traces will be saved to DIR (profile_id: ID, …)" on 4 ranks,
+    # and "PROFILE: Decode batch i/N processed" lines that are not stats lines.
+    source = corpus_dir / "logs" / PROFILER_ONLY
+    assert detect(source).kind == "sglang_log"
+    result = parse(source)
+    profiles = result.tables["log_profiles"].to_pylist()
+    assert sorted(row["tp_rank"] for row in profiles) == [0, 1, 2, 3]
+    assert {row["profile_id"] for row in profiles} == {"1759255878.904894"}
+    assert {row["stage"] for row in profiles} == {"DECODE"}
+    assert result.tables["decode_stats"].num_rows == 0 and result.skipped == Counter({"noise: profiler": 7})
+    [warning] = result.warnings
+    assert "profiler messages only (profile 1759255878.904894)" in warning and "linked to it" in warning
+
+
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", sorted(STARTUP_ONLY))
 def test_corpus_startup_only_log_loads_no_rows_and_says_what_to_keep(name: str, corpus_dir: Path) -> None:
     source = corpus_dir / "logs" / name
     assert detect(source).kind == "sglang_log"
     result = parse(source)
     assert {table: rows.num_rows for table, rows in result.tables.items()} == {
-        "server_configs": 0, "decode_stats": 0, "prefill_stats": 0,
+        "server_configs": 0, "log_profiles": 0, "decode_stats": 0, "prefill_stats": 0,
     }
     assert dict(result.skipped) == STARTUP_ONLY[name] and result.lines_skipped == result.lines_read
     [warning] = result.warnings

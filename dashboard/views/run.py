@@ -67,7 +67,10 @@ breakdown.page_link("views/breakdown.py", label=f"Where {session['variant']}'s c
 
 if session["origin"] != "benchmark":
     st.subheader(f"{ORIGINS[session['origin']].capitalize()} · {session['variant']} · {session['phase'] or 'no phase'}")
-    st.caption(f"Variant from {session['variant_from']} · file `{Path(session['path']).name}` ({session['kind']})")
+    linked = (f" · linked to its server log by {session['link_method']}"
+              if session["origin"] in ("bench_record", "trace_set") and pd.notna(session["link_method"]) else "")
+    st.caption(f"Variant from {session['variant_from']}{linked} · file `{Path(session['path']).name}` ({session['kind']}) · "
+               f"session id `{session_id}` (what `specdash ingest --link-to` takes)")
     figures = queries.session_sources(session_id)
     if not figures.empty:
         st.dataframe(frames.sources_table(figures, figures.iloc[:1]), hide_index=True, width="stretch")
@@ -93,7 +96,7 @@ def highlight(row: pd.Series) -> list[str]:
 
 if session["origin"] == "benchmark":
     st.subheader(f"Runs · {session['variant']} · {session['phase'] or 'no phase'}")
-    st.caption(f"Model `{session['model'] or '?'}` · endpoint `{session['endpoint'] or '?'}` · max_tokens {session['max_tokens']} · "
+    st.caption(f"Session id `{session_id}` · model `{session['model'] or '?'}` · endpoint `{session['endpoint'] or '?'}` · max_tokens {session['max_tokens']} · "
                f"{int(runs['is_warmup'].sum())} warm-up runs (grey, excluded from every figure) · click a row to select a run")
     pick_run_from_table = functools.partial(  # a row click selects its run (warm-ups cannot be selected)
         ui.pick_row_value, Keys.run_table, RUN.key, [None if w else str(i) for i, w in zip(runs["run_index"], runs["is_warmup"])]
@@ -174,7 +177,9 @@ NO_CONFIG = {
     "server_lifetime": "No `server_args` line in this server lifetime, so its config is unknown: keep the server's start-up in the log.",
     "bench_record": "This record carries no `server_info` (bench_serving writes it since late 2025) and no server log of the "
                     "same ingest call was found, so the config is unknown.",
-    "trace_set": "Profiler traces carry no server config: ingest the server log with the same `--variant`.",
+    "trace_set": "No server lifetime is linked to these traces, and traces carry no server config. Ingest the log of "
+                 "the server that wrote them (its `Profiling starts … profile id` line links them), or name it: "
+                 "`specdash ingest TRACE_FILES --replace --link-to SESSION_ID`.",
 }
 if config.empty:
     st.info(NO_CONFIG[session["origin"]])

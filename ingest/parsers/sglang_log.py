@@ -10,13 +10,15 @@ What it reads:
 * ``server_args=ServerArgs(...)`` or ``server_args={...}`` → one
   ``server_configs`` row per server lifetime: a new dump (a restart) starts a new
   segment;
+* ``Profiling starts[ for DECODE]. Traces will be saved to: DIR (with profile id: ID)`` →
+  one ``log_profiles`` row: the profile id links the trace files named after it to this lifetime;
 * ``Decode batch.`` / ``Decode batch,`` / ``Decode batch [N],`` and the same for
   ``Prefill batch`` → ``decode_stats`` / ``prefill_stats`` rows; key:value pairs
   are read order-independently, unknown keys kept in ``extra``
   (``sglang_stats`` does the reading, a block at a time).
 
 What it deliberately ignores, counted in ``skipped`` by kind: every other line
-(start-up chatter, HTTP access lines, tqdm bars, tracebacks, profiler messages)
+(start-up chatter, HTTP access lines, tqdm bars, tracebacks, other profiler messages)
 and "Decode batch" text that is not at the start of a message
 (``PROFILE: Decode batch 1/10 processed``).
 
@@ -52,7 +54,7 @@ from ingest.errors import IngestError, MalformedInput, UnrecognizedFormat
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.parsers import log_lines
-from ingest.parsers.log_lines import SGLANG_LOG_PREFIX, SGLANG_PREFIX, Block, ProgressCallback, prefix_fields
+from ingest.parsers.log_lines import SGLANG_LOG_PREFIX, SGLANG_PREFIX, Block, ProgressCallback, prefix_fields, rank_tags
 from ingest.parsers.pyrepr import ReprError, parse_repr
 from ingest.parsers.sglang_stats import CONFIG_SEARCH, STATS_LINE, StatsRows, merge_rows, read_stats
 from ingest.parsers.sglang_templates import TemplateBook, read_templated
@@ -64,6 +66,14 @@ ENGINE = "sglang"
 MALFORMED_STATS = "malformed stats line"
 
 CONFIG_LINE = re.compile(rf"^{SGLANG_PREFIX}server_args=(?P<repr>.*)$")
+# The profiler's start message names the profile id its trace files are named after
+# (scheduler_profiler_mixin: "Profiling starts[ for DECODE]. Traces will be saved to: DIR (with profile
+# id: ID)"; PR 11110's branch: "PROFILER STARTING for decode: Traces will be saved to DIR (profile_id: ID, …)").
+PROFILE_SEARCH = "Traces will be saved to"
+PROFILE_LINE = re.compile(
+    rf"^{SGLANG_PREFIX}(?:Profiling starts|PROFILER STARTING)(?: for (?P<stage>\w+))?[.:]? "
+    rf"{PROFILE_SEARCH}:? (?P<output_dir>.*?) \((?:with profile id|profile_id): (?P<profile_id>[^,)\s]+)"
+)
 # Messages every SGLang server prints while it starts (model_runner, scheduler, http_server), each at
 # the start of a message after a prefix: what tells a start-up-only log from any other text. The
 # prefix is required (a time in SGLang's brackets, or a logging format's): these words alone in a
@@ -105,11 +115,19 @@ STARTUP_ONLY_WARNING = (
     "while the server had traffic (it prints a Decode batch line every decode_log_interval decode steps), "
     "with the start-up before it, which holds the server_args line"
 )
+PROFILER_ONLY_WARNING = (
+    "{path}: SGLang profiler messages only (profile {profiles}): no Decode batch stats and no server_args, "
+    "so the log gives no figures; trace files named after these profile ids are linked to it — keep the "
+    "server's whole log (with its start-up and the Decode batch lines) to see their throughput"
+)
 
 
 def sniff(head: bytes) -> bool:
     text = head.decode("utf-8", errors="replace")
-    return any(STATS_LINE.match(line) or CONFIG_LINE.match(line) or STARTUP_LINE.match(line) for line in text.splitlines())
+    return any(
+        STATS_LINE.match(line) or CONFIG_LINE.match(line) or STARTUP_LINE.match(line) or PROFILE_LINE.match(line)
+        for line in text.splitlines()
+    )
 
 
 def parse(path: Path, options: ParseOptions) -> ParsedSource:
@@ -129,6 +147,17 @@ class ConfigLine:
 
 
 @dataclass
+class ProfileLine:
+    line_no: int
+    date: str
+    time: str
+    tags: str
+    profile_id: str
+    stage: str | None
+    output_dir: str
+
+
+@dataclass
 class BlockResult:
     """What one block contributed; pure data so blocks can be scanned on any thread."""
 
@@ -142,6 +171,7 @@ class BlockResult:
     undated_fill: dict[str, list[str | None]] = field(default_factory=dict)  # "date HH:MM" before undated rows
     engine_hint: str | None = None
     startup_lines: int = 0  # SGLang start-up messages (STARTUP_LINE), counted only in a block without stats or config
+    profiles: list[ProfileLine] = field(default_factory=list)
 
 
 def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None = None) -> BlockResult:
@@ -165,6 +195,7 @@ def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None =
     rest = np.flatnonzero(unread)
     rest_lines = block.lines.filter(pa.array(unread))
     configs, config_rows = _read_configs(block, rest, rest_lines)
+    profiles, profile_rows = _read_profiles(block, rest, rest_lines)
     skipped: Counter[str] = Counter()
     warnings: list[tuple[int, str]] = []
     for rows in stats.values():
@@ -177,8 +208,10 @@ def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None =
             warnings.append((config.line_no, config.error))
     noise = np.ones(len(rest), dtype=bool)
     noise[config_rows] = False
+    noise[profile_rows] = False
     skipped.update(log_lines.count_noise(rest_lines.filter(pa.array(noise)), known_http_access=http_access))
     result = BlockResult(first_line_no, block.size, stats, configs, skipped, warnings, log_lines.last_date(block))
+    result.profiles = profiles
     if any(len(rows.undated) for rows in stats.values()):
         dates = log_lines.dates_before(block, None)
         result.undated_fill = {
@@ -216,6 +249,21 @@ def _read_configs(block: Block, rest: np.ndarray, rest_lines: pa.StringArray) ->
             continue
         configs.append(ConfigLine(line_no, date, time, config))
     return configs, rows
+
+
+def _read_profiles(block: Block, rest: np.ndarray, rest_lines: pa.StringArray) -> tuple[list[ProfileLine], list[int]]:
+    hits = np.flatnonzero(pc.match_substring(rest_lines, PROFILE_SEARCH).to_numpy(zero_copy_only=False))
+    profiles: list[ProfileLine] = []
+    rows: list[int] = []
+    for hit in hits.tolist():
+        match = PROFILE_LINE.match(block.line_text(int(rest[hit])))
+        if match is None:
+            continue
+        date, time, tags = prefix_fields(match.groupdict())
+        stage = match["stage"].upper() if match["stage"] else None
+        profiles.append(ProfileLine(block.first_line_no + int(rest[hit]), date, time, tags, match["profile_id"], stage, match["output_dir"]))
+        rows.append(hit)
+    return profiles, rows
 
 
 def _startup_lines(lines: pa.StringArray) -> int:
@@ -268,7 +316,7 @@ def _batches(
             yield from _flush(pending, parsed)
     state.check_found_something(options)
     yield from _flush(pending, parsed)
-    parsed.tables = {"server_configs": state.config_table(), **{table: SCHEMAS[table].empty_table() for table in STATS_TABLES}}
+    parsed.tables = {"server_configs": state.config_table(), "log_profiles": table_from_rows("log_profiles", state.profile_rows), **{table: SCHEMAS[table].empty_table() for table in STATS_TABLES}}
     parsed.skipped = +state.skipped
     parsed.warnings = state.finish_warnings()
     parsed.lines_read = state.lines_read
@@ -336,6 +384,7 @@ class _FileState:
     lines_read: int = 0
     engine_hint: str | None = None
     startup_lines: int = 0
+    profile_rows: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, result: BlockResult) -> dict[str, pa.Table]:
         self.skipped.update(result.skipped)
@@ -345,6 +394,7 @@ class _FileState:
         self.startup_lines += result.startup_lines
         if result.configs:
             self._add_configs(result)
+        self.profile_rows.extend(self._profile_row(profile) for profile in result.profiles)
         tables = {}
         for table in STATS_TABLES:
             rows = result.stats.get(table)
@@ -380,6 +430,22 @@ class _FileState:
         for column, arrow_type in CONFIG_COLUMNS.items():
             row[column] = _config_value((config.config or {}).get(column), arrow_type)
         return row
+
+    def _profile_row(self, profile: ProfileLine) -> dict[str, Any]:
+        return {
+            "segment": self._segment_of(profile.line_no),
+            "line_no": profile.line_no,
+            "ts": _timestamp(profile.date or (self.carried_date or "")[:10], profile.time),
+            "tp_rank": rank_tags(profile.tags).get("tp_rank"),
+            "profile_id": profile.profile_id,
+            "stage": profile.stage,
+            "output_dir": profile.output_dir,
+        }
+
+    def _segment_of(self, line_no: int) -> int:
+        """The server lifetime a line belongs to: the configs (restarts) before it, as for stats lines."""
+        before = sum(1 for config in self.config_lines if config.line_no <= line_no)
+        return max(before - 1 + (self.segment_base or 0), 0)
 
     def _finish_rows(self, table: str, rows: StatsRows, result: BlockResult) -> pa.Table:
         schema = SCHEMAS[table]
@@ -433,6 +499,11 @@ class _FileState:
 
     def check_found_something(self, options: ParseOptions) -> None:
         if self.config_lines or self.stats_seen:
+            return
+        if self.profile_rows:  # the profiler's messages only: no figures, but the link to its traces
+            check_engine(self.path, options, ENGINE)
+            profiles = sorted({row["profile_id"] for row in self.profile_rows})
+            self.warnings.append(PROFILER_ONLY_WARNING.format(path=self.path, profiles=", ".join(profiles)))
             return
         if self.skipped[MALFORMED_STATS]:  # stats lines are there, none could be read: say why
             line, _, problem = self.warnings[0].removeprefix(f"{self.path}:").partition(": ")
