@@ -200,3 +200,15 @@ def _source_row_before_012(con, source_id, path, sha256, parsed, phase, variant,
         [source_id, str(path.resolve()), sha256, parsed.kind, parsed.engine, path.stat().st_size, phase, variant, group,
          parsed.rows_loaded, parsed.lines_skipped],
     )
+
+
+def test_the_run_page_diffs_a_lifetimes_config_against_the_baseline_lifetime(
+    isolated_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert ingest(isolated_store, PLAIN_LOG) == 0
+    [(first,)] = query(isolated_store, "SELECT session_id FROM evidence_sessions WHERE part = 0")
+    app = run_page("views/run.py", isolated_store, monkeypatch, {"session": first, "baseline": "baseline"})
+    assert not [i.value for i in app.info if "No config ingested" in i.value]
+    [diff] = [t.value for t in app.dataframe if "setting" in t.value.columns]
+    assert "speculative_algorithm" in set(diff["setting"])
+    assert any(column.startswith("baseline") for column in diff.columns), list(diff.columns)

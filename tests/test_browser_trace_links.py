@@ -1,0 +1,64 @@
+"""A trace set linked to its server lifetime, in real headless Chromium: the Run page says how it was
+linked and shows the lifetime's log; Breakdown lists it under the lifetime's variant.
+
+Screenshots at 1280 and 1920 px: tests/artifacts/trace-link-*.png.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ingest.pipeline import ingest_paths
+from tests.browser import CHROMIUM, screenshot, served
+from tests.test_trace_links import EAGLE3, PROFILE_ID, PROFILED_LOG, trace_named
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
+
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
+
+from tests.test_browser import browser  # noqa: E402, F401 (the module's Chromium, a fixture)
+
+WIDTHS = (1280, 1920)
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("trace-links")
+    db = folder / "store.duckdb"
+    reports = ingest_paths([trace_named(folder, PROFILE_ID), PROFILED_LOG], db)
+    assert not [r.summary() for r in reports if r.failed]
+    with served(db) as url:
+        yield url
+
+
+@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": request.param, "height": 1000})
+    tab = context.new_page()
+    tab.set_default_timeout(60_000)
+    yield tab
+    context.close()
+
+
+def test_run_says_how_a_trace_set_was_linked_and_shows_its_lifetime(base_url: str, page: Page) -> None:
+    page.goto(f"{base_url}/run?session=trace-{PROFILE_ID}")
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text(f"Profiler traces · {EAGLE3}").first).to_be_visible(timeout=30_000)
+    expect(main.get_by_text("linked to its server log by profile id in the server log").first).to_be_visible()
+    expect(main.get_by_text("Decode batch").first).to_be_visible()  # the linked lifetime's raw lines
+    expect(main.get_by_text("Traceback")).to_have_count(0)
+    screenshot(page, f"trace-link-run-{page.viewport_size['width']}")
+
+
+def test_breakdown_lists_the_trace_under_the_lifetimes_variant(base_url: str, page: Page) -> None:
+    page.goto(f"{base_url}/breakdown?variant={EAGLE3}")
+    main = page.locator('[data-testid="stMain"]')
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
+    expect(main.get_by_text(f"trace:{PROFILE_ID}")).to_have_count(0)
+    expect(main.get_by_text("Traceback")).to_have_count(0)
+    screenshot(page, f"trace-link-breakdown-{page.viewport_size['width']}")
