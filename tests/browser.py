@@ -35,7 +35,7 @@ def served(db: Path, *extra: str, env: dict[str, str] | None = None, startup_s: 
     log_path = db.parent / f"serve-{port}.log"
     with open(log_path, "w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "ingest", "serve", "--db", str(db), "--port", str(port), *extra],
+            [sys.executable, "-m", "dashboard", "serve", "--db", str(db), "--port", str(port), *extra],
             stdout=log, stderr=subprocess.STDOUT, env=env or {**os.environ, "SPECDASH_DB": str(db)},
             cwd=Path(__file__).resolve().parents[1],
         )

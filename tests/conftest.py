@@ -42,7 +42,7 @@ def corpus_files(subdir: str, pattern: str = "*") -> list[Path]:
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo store, built once per test session from data/demo (tests must not write to it)."""
-    from ingest.demo import build_demo_store
+    from dashboard.demo import build_demo_store
 
     db = tmp_path_factory.mktemp("demo") / "demo.duckdb"
     reports = build_demo_store(db)

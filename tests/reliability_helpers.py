@@ -146,7 +146,7 @@ def write_bench_json(path: Path, *, variant: str, phase: str, seed: int, runs: i
 # --- running specdash as a user would -----------------------------------------------------------
 
 def specdash_command(*args: str | Path) -> list[str]:
-    return [sys.executable, "-m", "ingest", *map(str, args)]
+    return [sys.executable, "-m", "dashboard", *map(str, args)]
 
 
 def start_ingest(db: Path, files: list[Path], *extra: str) -> subprocess.Popen[str]:

@@ -1,15 +1,42 @@
-"""Architecture rules that a test can hold: ingest stays free of UI libraries."""
+"""Architecture rules that a test can hold: imports point one way (the dashboard uses ingest, never
+the reverse), and ingest and the command line stay free of UI libraries."""
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import ROOT
 
 
+def imported_packages(path: Path) -> set[str]:
+    """The top-level packages a module imports, at any depth (lazy imports inside functions too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.partition(".")[0])
+    return found
+
+
+def test_nothing_in_ingest_imports_the_dashboard() -> None:
+    modules = sorted((ROOT / "ingest").rglob("*.py"))
+    assert len(modules) >= 30  # the walk saw the package
+    wrong_way = [str(path.relative_to(ROOT)) for path in modules if "dashboard" in imported_packages(path)]
+    assert wrong_way == []
+
+
+def test_the_import_walk_sees_a_lazy_import_inside_a_function(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from dashboard import ledger\n    return ledger\n")
+    assert imported_packages(module) == {"dashboard"}
+
+
 def test_import_ingest_loads_no_streamlit_or_plotly() -> None:
     code = (
-        "import sys, ingest, ingest.cli, ingest.store, ingest.formats, ingest.demo\n"
+        "import sys, ingest, ingest.cli, ingest.store, ingest.formats, dashboard.cli, dashboard.demo\n"
         "ingest.formats.registered_formats()\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('streamlit', 'plotly')]\n"
         "print(bad); sys.exit(1 if bad else 0)"

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest.cli import main
+from dashboard.cli import main
 from tests.conftest import ROOT
 
 DEMO_K2 = ROOT / "data" / "demo" / "phase-0" / "k2-drafter"
@@ -66,7 +66,7 @@ def test_the_command_leaves_its_output_and_store_complete(isolated_store: Path) 
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
 
     def specdash(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "ingest", *args, "--db", str(isolated_store)]
+        command = [sys.executable, "-m", "dashboard", *args, "--db", str(isolated_store)]
         return subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
 
     ingested = specdash("ingest", str(DEMO_K2 / "server.log"))
@@ -150,7 +150,7 @@ LOGS = sorted(str(path) for path in (ROOT / "tests" / "fixtures" / "logs").glob(
 def test_the_program_ingests_logs_without_loading_pandas(isolated_store: Path) -> None:
     """pyarrow would import pandas on its first array conversion (0.1 s of a small ingest)."""
     code = (
-        "import sys; from ingest.cli import main\n"
+        "import sys; from dashboard.cli import main\n"
         f"code = main(['ingest', *{LOGS!r}, '--db', {str(isolated_store)!r}], own_process=True)\n"
         "loaded = 'pandas' in sys.modules\n"
         "import pyarrow as pa\n"
@@ -161,7 +161,7 @@ def test_the_program_ingests_logs_without_loading_pandas(isolated_store: Path) -
 
 def test_pyarrow_keeps_its_pandas_handling_when_ingest_runs_in_another_program(isolated_store: Path) -> None:
     code = (
-        "import sys; from ingest.cli import main\n"
+        "import sys; from dashboard.cli import main\n"
         f"main(['ingest', {LOGS[0]!r}, '--db', {str(isolated_store)!r}])\n"
         "import pandas as pd, pyarrow as pa\n"
         "print(pa.array(pd.Series([1, None], dtype='Int64')).null_count)"
@@ -193,8 +193,8 @@ def test_the_program_stores_what_a_process_with_pandas_loaded_stores(tmp_path: P
     """Keeping pandas unloaded changes how pyarrow treats pandas objects; no input of any kind may store differently."""
     inputs = every_kind_of_input()
     program, library = tmp_path / "program.duckdb", tmp_path / "library.duckdb"
-    run_python(f"from ingest.cli import main; main(['ingest', *{inputs!r}, '--db', {str(program)!r}], own_process=True)")
-    run_python(f"import pandas; from ingest.cli import main; main(['ingest', *{inputs!r}, '--db', {str(library)!r}])")
+    run_python(f"from dashboard.cli import main; main(['ingest', *{inputs!r}, '--db', {str(program)!r}], own_process=True)")
+    run_python(f"import pandas; from dashboard.cli import main; main(['ingest', *{inputs!r}, '--db', {str(library)!r}])")
     program_rows, library_rows = stored_rows(program), stored_rows(library)
     assert len(program_rows["sources"]) >= 40 and sum(len(rows) for rows in program_rows.values()) > 1_000  # every kind of file
     assert program_rows == library_rows

@@ -12,7 +12,7 @@ import pytest
 
 from dashboard import data, evidence, report, summary
 from ingest import store
-from ingest.cli import main
+from dashboard.cli import main
 from ingest.decisions import InvalidDecision, canonical_json, evidence_hash, normalized, record_decision
 from tests.conftest import ROOT
 

@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from dashboard import data, evidence
-from ingest.demo import PHASE0_NOTE
+from dashboard.demo import PHASE0_NOTE
 from tests.conftest import ROOT
 
 DEMO = ROOT / "data" / "demo"

@@ -32,7 +32,7 @@ NOT_DATA = {"README.md": "README", "x.source": "*.source notes", "plot.png": "PN
 
 
 def specdash(*args: str, db: Path | None = None) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "ingest", *args, *(["--db", str(db)] if db is not None else [])]
+    command = [sys.executable, "-m", "dashboard", *args, *(["--db", str(db)] if db is not None else [])]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
 
 

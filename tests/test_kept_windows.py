@@ -14,7 +14,7 @@ import pytest
 
 from dashboard import data
 from ingest import run_windows, store
-from ingest.cli import main
+from dashboard.cli import main
 from ingest.pipeline import ingest_paths
 from tests.conftest import ROOT
 

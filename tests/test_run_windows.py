@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest.cli import main
+from dashboard.cli import main
 from ingest.pipeline import ingest_paths
 from tests.conftest import ROOT
 

@@ -24,7 +24,8 @@ from urllib.parse import urlencode, urlparse
 import duckdb
 import pytest
 
-from ingest import cli, store
+from dashboard import cli
+from ingest import store
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.conftest import ROOT
 from tests.reliability_helpers import (
@@ -222,7 +223,7 @@ def build_payload_store(folder: Path) -> tuple[Path, dict[str, str], str]:
 
     Returns the store, session ids by variant, and the payload decision's id.
     """
-    from ingest.demo import DEMO_DIR, build_demo_store
+    from dashboard.demo import DEMO_DIR, build_demo_store
 
     db = folder / "store.duckdb"
     shutil.copytree(DEMO_DIR, folder / "demo")

@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from dashboard import data
-from ingest.cli import main
+from dashboard.cli import main
 from tests.conftest import ROOT
 from tests.test_app import run_page
 from tests.test_cli import stored_rows
