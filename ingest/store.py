@@ -290,6 +290,7 @@ def insert_table(
     if isinstance(table, pa.Table) and table.num_rows == 0:
         return
     target = table_columns(con, name)
+    check_columns(name, table.schema.names, target)
     overrides = {"phase": phase, "variant": variant}
     select = ["$source_id AS source_id"]
     if "session_id" in target:
@@ -313,6 +314,27 @@ def insert_table(
         con.execute(f"INSERT INTO {name} BY NAME SELECT {', '.join(select)} FROM incoming_rows", params)
     finally:
         con.unregister("incoming_rows")
+
+
+# Columns the store fills itself: the file's id, a session's id, and the --phase/--variant labels.
+STORE_FILLED = frozenset({"source_id", "session_id", "phase", "variant"})
+
+
+class SchemaMismatch(ValueError):
+    """A parser's table and the store's disagree on a column: a bug in specdash (a field added to
+    ``ingest/tables.py`` without a migration, or the reverse), never bad input."""
+
+
+def check_columns(name: str, incoming: list[str], stored: list[str]) -> None:
+    """Refuse rows whose columns differ from the store's table, naming the column: before, a field
+    missing from the DDL was reported as loaded and stored nowhere."""
+    unknown = [column for column in incoming if column not in stored]
+    if unknown:
+        raise SchemaMismatch(f"table {name}: column {', '.join(unknown)} is not in the store; add it in a migration")
+    missing = [column for column in stored if column not in incoming and column not in STORE_FILLED]
+    if missing:
+        raise SchemaMismatch(f"table {name}: the store requires column {', '.join(missing)}, which the rows lack; "
+                             "declare it in ingest/tables.py")
 
 
 # Tables of profiler traces: a trace loaded without --variant is named after its file (macro file_label,

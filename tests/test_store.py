@@ -71,8 +71,7 @@ def test_a_failing_load_leaves_the_store_exactly_as_it_was(isolated_store: Path,
     before = counts(isolated_store)
     good_sessions = table_from_rows("sessions", [{"session_key": 0, "variant": "x"}])
     # A second table whose rows break a NOT NULL constraint: the failure comes after rows were inserted.
-    bad_runs = pa.table({"session_key": pa.array([0], pa.int32()), "run_index": pa.array([None], pa.int32()),
-                         "is_warmup": pa.array([False])})
+    bad_runs = table_from_rows("bench_runs", [{"session_key": 0, "run_index": None, "is_warmup": False}])
     parsed = ParsedSource(kind="bench_json", tables={"sessions": good_sessions, "bench_runs": bad_runs})
     source = tmp_path / "other.json"
     source.write_text("{}")
