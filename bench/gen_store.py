@@ -143,7 +143,7 @@ def build(db: Path, scale: float = 1.0) -> dict[str, int]:
                    26 + CAST({uniform('i * 10 + run_index', 'prompt')} * 9 AS INTEGER), tokens, tokens / tok_s, tok_s, 2048, tokens = 2048,
                    started_at + to_seconds(CAST(run_index * 45 AS BIGINT)),
                    started_at + to_seconds(CAST(run_index * 45 AS BIGINT)) + to_microseconds(CAST(1e6 * tokens / tok_s AS BIGINT)),
-                   CASE WHEN tokens = 2048 THEN 'length' ELSE 'stop' END, NULL
+                   CASE WHEN tokens = 2048 THEN 'length' ELSE 'stop' END, NULL, phase, variant
             FROM r
             """
         )

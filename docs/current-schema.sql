@@ -33,7 +33,9 @@ CREATE TABLE bench_runs(
     started_at TIMESTAMP,
     ended_at TIMESTAMP,
     finish_reason VARCHAR,
-    extra VARCHAR
+    extra VARCHAR,
+    phase VARCHAR,
+    variant VARCHAR
 );
 
 CREATE TABLE bench_serving(

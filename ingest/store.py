@@ -218,6 +218,7 @@ def load_source(
             for name, rows in pieces:
                 insert_table(con, name, rows, source_id, phase, variant, fallback)
             insert_source_row(con, source_id, path, sha256, parsed, phase, variant, group, link_to)
+            con.execute(RUN_LABELS_FROM_SESSIONS, [source_id])
             run_windows.refresh(con, source_id)  # the tables kept for the dashboard (migration 007)
             relink_traces(con)
             touch_last_change(con)
@@ -315,6 +316,12 @@ def insert_table(
     finally:
         con.unregister("incoming_rows")
 
+
+# A run carries its session's labels (migration 013), whichever way the session got them.
+RUN_LABELS_FROM_SESSIONS = """
+    UPDATE bench_runs r SET phase = s.phase, variant = s.variant
+    FROM sessions s WHERE s.session_id = r.session_id AND r.source_id = ?
+"""
 
 # Columns the store fills itself: the file's id, a session's id, and the --phase/--variant labels.
 STORE_FILLED = frozenset({"source_id", "session_id", "phase", "variant"})

@@ -68,3 +68,14 @@ def test_rows_lacking_a_column_the_store_requires_are_refused_by_name(tmp_path: 
     full = pa.table({n: pa.nulls(1, SCHEMAS["log_profiles"].field(n).type) for n in SCHEMAS["log_profiles"].names})
     with pytest.raises(store.SchemaMismatch, match="the store requires column output_dir"):
         store.load_source(db, source, parsed_with(full.drop_columns(["output_dir"])), sha256="b" * 64)
+
+
+def test_bench_runs_carry_their_sessions_labels_as_documented(tmp_path: Path) -> None:
+    from ingest.pipeline import ingest_paths
+
+    db = tmp_path / "store.duckdb"
+    ingest_paths([ROOT / "data" / "demo" / "phase-0" / "k2-drafter" / "bench.json"], db, phase="phase-0")
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT phase, variant, count(*) FROM bench_runs GROUP BY ALL").fetchall()
+    [(phase, variant, runs)] = rows
+    assert phase == "phase-0" and variant and runs >= 5

@@ -185,6 +185,7 @@ def test_a_store_made_before_the_links_labels_its_traces_when_migrated(
     monkeypatch.setattr(store, "migration_files", lambda: [m for m in every if m[0] < "012"])
     monkeypatch.setattr(store, "relink_traces", lambda con: 0)
     monkeypatch.setattr(store, "insert_source_row", _source_row_before_012)
+    monkeypatch.setattr(store, "RUN_LABELS_FROM_SESSIONS", "SELECT ?")  # bench_runs had no labels before 013
     assert ingest(isolated_store, PLAIN_LOG, trace_named(tmp_path, PROFILE_ID)) == 0
     assert trace_table_variants(isolated_store) == {f"trace:{PROFILE_ID}"}
     monkeypatch.undo()
