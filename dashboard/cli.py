@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from ingest import cli as store_cli
 from ingest import store
-from ingest.errors import IngestError
+from ingest.errors import DecisionError, NoStore
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -33,7 +33,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
 
     db = store.resolve_db_path(args.db)
     if not db.exists():
-        raise IngestError(db, "no store yet", hint="run `specdash ingest FILES` or `specdash demo` first")
+        raise NoStore(db, "no store yet", hint="run `specdash ingest FILES` or `specdash demo` first")
     if args.list:
         print("\n".join(ledger.ledger_lines(db)))
         return 0
@@ -43,7 +43,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
     try:
         note = Path(args.note_file).read_text(encoding="utf-8") if args.note_file else (args.note or "")
     except OSError as error:
-        raise IngestError(args.note_file, f"cannot read the note ({error.strerror})", hint="check --note-file") from error
+        raise DecisionError(args.note_file, f"cannot read the note ({error.strerror})", hint="check --note-file") from error
     decision_id, markdown = ledger.record(
         db, title=args.title or "", verdict=args.verdict or "", phase=args.phase, session_ids=args.session or [],
         variants=args.variant or [], baseline=args.baseline, metric=args.metric, note_md=note, base_url=args.url,

@@ -20,6 +20,7 @@ import duckdb
 import pandas as pd
 
 from ingest import run_windows
+from ingest.errors import NoStore
 from ingest.store import migration_files, open_with_retry
 
 READ_LOCK_WAIT_S = 10.0
@@ -36,15 +37,11 @@ IN_SCOPE = f"""
 """
 
 
-class NoStore(Exception):
-    """The store file does not exist yet."""
-
-
 @contextmanager
 def reader(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     path = Path(db_path)
     if not path.exists():
-        raise NoStore(str(path))
+        raise NoStore(path, "no store yet", hint="run `specdash ingest FILES` or `specdash demo`")
     con = open_with_retry(path, read_only=True, wait_s=READ_LOCK_WAIT_S)
     try:
         yield con

@@ -20,6 +20,7 @@ import pandas as pd
 
 from dashboard import analysis, data
 from ingest.decisions import evidence_hash, normalized
+from ingest.errors import DecisionError
 
 SCHEMA = "specdash.evidence/1"
 TOLERANCE = 1e-6  # relative: a number that moved less than this has not changed
@@ -28,8 +29,11 @@ VARIANT_FIELDS = ("runs", "sessions", "headline", "tokens_over_time", "mean_of_r
                   "verdict", "speedup", "tokens_per_step", "accepted_drafts_per_step", "log_lines", "cycle_ms_est")
 
 
-class NoEvidence(Exception):
+class NoEvidence(DecisionError):
     """None of the given sessions has measured runs in the store."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(None, message)
 
 
 def _records(frame: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.errors import IngestError
+from ingest.errors import SpecdashError
 from ingest.reader import text_lines
 
 MAX_LINES = 3000
@@ -45,7 +45,7 @@ def read_window(path: str, expected_size: int | None, first: int, last: int, cap
                     break
                 if number >= first:
                     lines.append((number, line.rstrip("\r\n")))
-    except (IngestError, OSError, EOFError) as error:
+    except (SpecdashError, OSError, EOFError) as error:
         return RawWindow(first, last, problem=f"`{path}` could not be read ({error}).")
     return RawWindow(first, last, lines, truncated=last - first + 1 > cap and len(lines) >= cap)
 

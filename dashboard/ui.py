@@ -11,9 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import analysis, definitions, exports, queries
-from dashboard.data import NoStore
 from dashboard.state import BASELINE, METRIC, PHASES, VARIANTS
-from ingest.errors import IngestError
+from ingest.errors import NoStore, SpecdashError
 
 INGEST_HINT = (
     "No data yet — ingest some files on the **Ingest** page, or from a shell: "
@@ -33,7 +32,7 @@ def require_store(allow_empty: bool = False) -> dict[str, Any]:
         state = queries.store_state()
     except NoStore:
         state = {"exists": False}
-    except IngestError as error:
+    except SpecdashError as error:
         st.warning(f"{error.message}. {error.hint}")
         st.stop()
     if state.get("pending_migrations"):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from ingest import store
-from ingest.errors import IngestError
+from ingest.errors import SpecdashError
 from ingest.formats import ParseOptions, registered_formats
 from ingest.pipeline import FileReport, ingest_paths, skipped_summary
 from ingest.progress import ProgressBar
@@ -223,7 +223,7 @@ def dispatch(parser: argparse.ArgumentParser, argv: list[str] | None, *, own_pro
     args.own_process = own_process
     try:
         return args.func(args)
-    except IngestError as error:
+    except SpecdashError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from ingest import store
-from ingest.errors import IngestError
+from ingest.errors import DecisionError
 
 VERDICTS = ("accepted", "rejected", "inconclusive")
 SIGNIFICANT_DIGITS = 9
 
 
-class InvalidDecision(IngestError):
+class InvalidDecision(DecisionError):
     """A decision is missing something it needs; nothing was written."""
 
     title = "Decision not recorded"

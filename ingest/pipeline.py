@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from ingest import store
-from ingest.errors import IngestError
+from ingest.errors import IngestError, SpecdashError
 from ingest.formats import ParseOptions, detect
 from ingest.progress import rate_note
 from ingest.reader import NotExperimentData
@@ -42,7 +42,7 @@ class FileReport:
     lines_skipped: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
-    error: IngestError | None = None
+    error: SpecdashError | None = None
     size_bytes: int = 0
     seconds: float = 0.0
     not_data: str | None = None  # for a skipped file, what it is: "Markdown", "PNG", ... (NotExperimentData.what)
@@ -136,7 +136,7 @@ def ingest_file(
         else:
             report.error = error
         return report
-    except IngestError as error:
+    except SpecdashError as error:  # this file failed (or the store stayed busy): the others still load
         report.error = error
         return report
     except Exception as error:  # a parser bug: report it for this file, keep going with the others

@@ -26,7 +26,7 @@ import duckdb
 import pyarrow as pa
 
 from ingest import run_windows
-from ingest.errors import IngestError, StoreBusy
+from ingest.errors import IngestError, StoreBusy, StoreError
 from ingest.model import ParsedSource
 from ingest.spool import spooled
 from ingest.tables import SCHEMAS
@@ -79,7 +79,7 @@ def open_with_retry(db_path: Path, *, read_only: bool, wait_s: float | None = No
         except (duckdb.IOException, duckdb.ConnectionException) as error:
             here = is_open_here_in_the_other_mode(error)
             if not (here or is_lock_error(error)):
-                raise IngestError(db_path, f"cannot open the store ({error})", hint="check --db / SPECDASH_DB") from error
+                raise StoreError(db_path, f"cannot open the store ({error})", hint="check --db / SPECDASH_DB") from error
             if time.monotonic() >= deadline:
                 holder = " (this process, in the other mode)" if here else f" by another process{lock_holder(error)}"
                 raise StoreBusy(

@@ -299,3 +299,19 @@ def test_one_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
     assert len(loaded) == len(reports) - len(expected_failures)
     for source_id, rows in loaded.items():
         assert sum(table.get(source_id, 0) for table in held.values()) == rows, source_id
+
+
+def test_every_expected_error_shares_one_base_with_where_and_what_to_do() -> None:
+    from dashboard.evidence import NoEvidence
+    from ingest import errors
+    from ingest.decisions import InvalidDecision
+
+    layers = {errors.IngestError: [errors.UnrecognizedFormat, errors.MalformedInput],
+              errors.StoreError: [errors.StoreBusy, errors.NoStore],
+              errors.DecisionError: [InvalidDecision, NoEvidence]}
+    for layer, kinds in layers.items():
+        assert issubclass(layer, errors.SpecdashError)
+        assert all(issubclass(kind, layer) for kind in kinds)
+    assert str(NoEvidence("no evidence sessions were given")) == "no evidence sessions were given"
+    assert str(errors.NoStore("/tmp/x.duckdb", "no store yet", hint="run `specdash demo`")) == (
+        "/tmp/x.duckdb: no store yet — run `specdash demo`")

@@ -10,7 +10,7 @@ import streamlit as st
 from dashboard import analysis, charts, evidence, frames, queries, report, sampling, summary, ui
 from dashboard.state import BASELINE, DECISION, METRIC, PHASES, SESSION, VARIANTS, Keys
 from ingest.decisions import VERDICTS, record_decision
-from ingest.errors import IngestError
+from ingest.errors import SpecdashError
 
 st.title("Decisions")
 store = ui.require_store()
@@ -164,7 +164,7 @@ def record() -> None:
             session_ids=chosen, evidence=preview or {}, phase=st.session_state[Keys.decision_phase],
             note_md=st.session_state[Keys.decision_note],
         )
-    except IngestError as error:  # a missing field (InvalidDecision), or the store stayed busy (StoreBusy)
+    except SpecdashError as error:  # a missing field (InvalidDecision), or the store stayed busy (StoreBusy)
         st.session_state[Keys.decision_created] = None
         st.session_state[Keys.decision_error] = f"{error.message} — {error.hint}"
         return
