@@ -19,11 +19,10 @@ pytestmark = pytest.mark.browser
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, expect  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
 from tests.test_browser import browser  # noqa: E402, F401 (the module's Chromium, a fixture)
-
-WIDTHS = (1280, 1920)
+from tests.test_browser_every_file import page  # noqa: E402, F401 (a tab at 1280 and at 1920 px, a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +33,6 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     assert not [r.summary() for r in reports if r.failed]
     with served(db) as url:
         yield url
-
-
-@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
-def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": request.param, "height": 1000})
-    tab = context.new_page()
-    tab.set_default_timeout(60_000)
-    yield tab
-    context.close()
 
 
 def test_run_says_how_a_trace_set_was_linked_and_shows_its_lifetime(base_url: str, page: Page) -> None:

@@ -213,3 +213,22 @@ def test_the_run_page_diffs_a_lifetimes_config_against_the_baseline_lifetime(
     [diff] = [t.value for t in app.dataframe if "setting" in t.value.columns]
     assert "speculative_algorithm" in set(diff["setting"])
     assert any(column.startswith("baseline") for column in diff.columns), list(diff.columns)
+
+
+def test_a_bench_record_from_another_call_links_to_the_lifetime_whose_config_its_server_info_equals(isolated_store: Path) -> None:
+    # The demo's phase-1 files (data/demo/README: illustrative): the record's server_info is the log's server_args.
+    folder = ROOT / "data" / "demo" / "phase-1" / "k2-drafter-ft"
+    assert ingest(isolated_store, folder / "server.log") == 0
+    assert ingest(isolated_store, folder / "bench_serving.jsonl") == 0
+    records = query(isolated_store, "SELECT DISTINCT variant_from, link_method, log_source_id IS NOT NULL FROM evidence_sessions "
+                                    "WHERE origin = 'bench_record'")
+    assert records == [("server_info in the record", "server_info equal to the lifetime's config", True)]
+    [(lifetime_variant,)] = query(isolated_store, "SELECT variant FROM evidence_sessions WHERE origin = 'server_lifetime'")
+    assert {v for (v,) in query(isolated_store, "SELECT DISTINCT variant FROM evidence_sessions")} == {lifetime_variant}
+
+
+def test_a_record_whose_server_info_matches_no_lifetime_stays_unlinked(isolated_store: Path) -> None:
+    assert ingest(isolated_store, ROOT / "data" / "demo" / "phase-1" / "baseline" / "server.log") == 0
+    assert ingest(isolated_store, ROOT / "data" / "demo" / "phase-1" / "k2-drafter-ft" / "bench_serving.jsonl") == 0
+    records = query(isolated_store, "SELECT DISTINCT link_method FROM evidence_sessions WHERE origin = 'bench_record'")
+    assert records == [(None,)]
