@@ -102,6 +102,10 @@ def test_compare_names_the_corpus_variants_with_their_sources(corpus_store: Path
     assert "bench_serving at max concurrency 16" in shown
     sources = app.dataframe[2].value
     assert {"throughput from", "n", "of", "tok/s"} <= set(sources.columns)
+    # No baseline (none is measured without speculation), and the sources differ: never "✓ like-for-like".
+    [check] = [e for e in app.expander if e.label.startswith("Comparability check")]
+    assert check.label == "Comparability check: ⚠ throughput from different sources: not comparable"
+    assert any("measure different loads" in w.value for w in app.warning)
 
 
 @pytest.mark.corpus

@@ -125,12 +125,20 @@ for variant, stopped in short.groupby("variant", sort=False):  # one line per va
 
 # --- comparability ------------------------------------------------------------------------------
 blocking = [f for f in findings if not f["like_for_like"]]
-with st.expander(
-    f"Comparability check: {'⚠ ' + str(len(blocking)) + ' difference(s) make a Δ not like-for-like' if blocking else '✓ like-for-like'}",
-    expanded=bool(blocking),
-):
+bases = summary.drop_duplicates("variant")[["variant", "basis"]] if "basis" in summary else summary.iloc[0:0]
+mixed_bases = bases["basis"].nunique() > 1  # with or without a baseline, these figures measure different loads
+if blocking:
+    verdict = f"⚠ {len(blocking)} difference(s) make a Δ not like-for-like"
+elif not has_baseline:
+    verdict = "⚠ throughput from different sources: not comparable" if mixed_bases else "pick a baseline"
+else:
+    verdict = "✓ like-for-like"
+with st.expander(f"Comparability check: {verdict}", expanded=bool(blocking) or (not has_baseline and mixed_bases)):
     if not has_baseline:
-        st.caption("Pick a baseline to check comparability.")
+        st.caption("Pick a baseline to check configs and sources against it.")
+        if mixed_bases:
+            st.warning("These variants' throughput comes from different sources or concurrencies, so their figures measure "
+                       "different loads, not only the drafter: " + "; ".join(f"{r.variant}: {r.basis}" for r in bases.itertuples()) + ".")
     elif blocking:
         st.warning("These differ from the baseline beyond the drafter, so those variants' Δ is not purely the drafter's effect.")
     else:
