@@ -774,25 +774,35 @@ def session_config(db_path: str | Path, session_id: str) -> pd.DataFrame:
 
 def variant_config(db_path: str | Path, variant: str, phase: str | None) -> pd.DataFrame:
     """A variant's server config, preferring one linked to its sessions in ``phase``: a benchmark session's
-    linked log, a server lifetime's own config, a bench record's server_info or linked log."""
+    linked log; else (a variant without benchmark sessions) a lifetime's own config, a record's
+    server_info or linked log. Benchmark sessions first: the evidence view costs more at 10,000 sessions."""
+    found = frame(
+        db_path,
+        f"""
+        SELECT c.*, (s.phase IS NOT DISTINCT FROM $phase) AS same_phase
+        FROM sessions s
+        JOIN {{links}} l USING (session_id)
+        JOIN server_configs c ON c.source_id = l.log_source_id AND c.segment = l.segment
+        WHERE {VARIANT} = $variant
+        ORDER BY same_phase DESC, c.ts DESC NULLS LAST LIMIT 1
+        """,
+        {"variant": variant, "phase": phase},
+        linked=True,
+    )
+    if not found.empty:
+        return found
     return frame(
         db_path,
         f"""
         WITH ev AS (
             SELECT * FROM evidence_sessions WHERE variant = $variant AND origin IN ('server_lifetime', 'bench_record')
-        ), places AS (
-            SELECT l.log_source_id AS config_source_id, l.segment AS config_segment, s.phase
-            FROM sessions s JOIN {{links}} l USING (session_id) WHERE {VARIANT} = $variant
-            UNION ALL
-            SELECT p.config_source_id, p.config_segment, e.phase
-            FROM ({CONFIG_PLACES.format(sessions="ev")}) p JOIN ev e USING (session_id)
         )
-        SELECT c.*, (p.phase IS NOT DISTINCT FROM $phase) AS same_phase
-        FROM places p JOIN server_configs c ON c.source_id = p.config_source_id AND c.segment = p.config_segment
+        SELECT c.*, (e.phase IS NOT DISTINCT FROM $phase) AS same_phase
+        FROM ({CONFIG_PLACES.format(sessions="ev")}) p JOIN ev e USING (session_id)
+        JOIN server_configs c ON c.source_id = p.config_source_id AND c.segment = p.config_segment
         ORDER BY same_phase DESC, c.ts DESC NULLS LAST LIMIT 1
         """,
         {"variant": variant, "phase": phase},
-        linked=True,
     )
 
 
