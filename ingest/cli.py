@@ -18,7 +18,7 @@ from typing import NoReturn
 from ingest import store
 from ingest.errors import SpecdashError
 from ingest.formats import ParseOptions, registered_formats
-from ingest.pipeline import FileReport, ingest_paths, skipped_summary
+from ingest.pipeline import FileReport, expand_paths, ingest_paths, skipped_summary
 from ingest.progress import ProgressBar
 
 
@@ -75,9 +75,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def in_this_call(wanted: str, paths: list[str]) -> bool:
+    """Whether a --link-to value names a file this call ingests (its path, name, or name without extensions)."""
+    return any(wanted in (str(path), str(path.resolve()), path.name, path.name.split(".")[0]) for path in expand_paths(paths))
+
+
 def link_to_problem(db: Path, wanted: str, paths: list[str]) -> str | None:
     """Why a --link-to value names no single server lifetime (None when it does, or names a file of this call)."""
-    if store.link_target_count(db, wanted) == 1 or (paths and store.in_this_call(wanted, paths)):
+    if store.link_target_count(db, wanted) == 1 or (paths and in_this_call(wanted, paths)):
         return None
     lifetimes = store.lifetimes_of_log(db, wanted)
     if len(lifetimes) > 1:

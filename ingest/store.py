@@ -421,16 +421,6 @@ def lifetimes_of_log(db_path: Path, name: str) -> list[str]:
     return [row[0] for row in rows]
 
 
-def in_this_call(wanted: str, paths: list[str]) -> bool:
-    """Whether a --link-to value names a file given to this ingest call (its path, name, or name without extensions)."""
-    for given in map(Path, paths):
-        files = [given] if not given.is_dir() else [path for path in given.rglob("*") if path.is_file()]
-        for path in files:
-            if wanted in (str(path), str(path.resolve()), path.name, path.name.split(".")[0]):
-                return True
-    return False
-
-
 def data_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Tables that hold rows of sources (they have a ``source_id`` column), other than ``sources``."""
     rows = con.execute(

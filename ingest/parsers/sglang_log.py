@@ -433,7 +433,7 @@ class _FileState:
 
     def _profile_row(self, profile: ProfileLine) -> dict[str, Any]:
         return {
-            "segment": self._segment_of(profile.line_no),
+            "segment": int(self._segments_of(np.array([profile.line_no]))[0]),
             "line_no": profile.line_no,
             "ts": _timestamp(profile.date or (self.carried_date or "")[:10], profile.time),
             "tp_rank": rank_tags(profile.tags).get("tp_rank"),
@@ -442,10 +442,10 @@ class _FileState:
             "output_dir": profile.output_dir,
         }
 
-    def _segment_of(self, line_no: int) -> int:
-        """The server lifetime a line belongs to: the configs (restarts) before it, as for stats lines."""
-        before = sum(1 for config in self.config_lines if config.line_no <= line_no)
-        return max(before - 1 + (self.segment_base or 0), 0)
+    def _segments_of(self, line_nos: np.ndarray) -> np.ndarray:
+        """The server lifetime of each line: the configs (restarts) read so far that precede it."""
+        boundaries = np.array([config.line_no for config in self.config_lines], dtype=np.int64)
+        return np.maximum(np.searchsorted(boundaries, line_nos, side="right") - 1 + (self.segment_base or 0), 0)
 
     def _finish_rows(self, table: str, rows: StatsRows, result: BlockResult) -> pa.Table:
         schema = SCHEMAS[table]
@@ -454,9 +454,7 @@ class _FileState:
             anchors = [found or self.carried_date for found in result.undated_fill.get(table, [])]
             columns["ts"] = self.dating.fill(columns["ts"], rows, anchors)
         line_nos = columns["line_no"].to_numpy()
-        boundaries = np.array([config.line_no for config in self.config_lines], dtype=np.int64)
-        segment = np.searchsorted(boundaries, line_nos, side="right") - 1 + (self.segment_base or 0)
-        columns["segment"] = pa.array(np.maximum(segment, 0), type=pa.int32())
+        columns["segment"] = pa.array(self._segments_of(line_nos), type=pa.int32())
         finished = pa.table(
             {name: columns[name] if name in columns else pa.nulls(len(line_nos), schema.field(name).type) for name in schema.names},
             schema=schema,
