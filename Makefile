@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 DB     ?= build/demo.duckdb
 PORT   ?= 8501
 
-.PHONY: run test demo bench browser clean
+.PHONY: run test check demo bench browser clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install python3-venv (Debian: apt-get install python3-venv)"; exit 1; }
@@ -24,7 +24,12 @@ run: demo
 browser:
 	@bash .ci/ensure-chromium
 
-test: $(VENV)/.installed browser
+# Lint and import order (ruff), types (mypy over ingest/ and dashboard/), then every test.
+check: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+test: check browser
 	$(PY) -m pytest
 
 bench: $(VENV)/.installed browser

@@ -27,8 +27,8 @@ import shutil
 import signal
 import time
 import urllib.parse
-from contextlib import ExitStack
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,7 +36,18 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from bench import gen_store
-from bench.harness import MB, SPECDASH, Row, Section, checked, log, median, run_child, scratch_dir, spread
+from bench.harness import (
+    MB,
+    SPECDASH,
+    Row,
+    Section,
+    checked,
+    log,
+    median,
+    run_child,
+    scratch_dir,
+    spread,
+)
 from ingest import store
 from ingest.errors import StoreBusy
 
@@ -422,13 +433,13 @@ def measure(target: Store, repeats: int) -> Timings:
                 for page in ("compare", "run"):
                     server.bump_change_id()
                     url = server.compare_url() if page == "compare" else server.run_url()
-                    if attempt(f"{page}_cold", lambda: timed_load(server.context, url, landed)):
-                        attempt(f"{page}_warm", lambda: timed_load(server.context, url))
+                    if attempt(f"{page}_cold", lambda url=url: timed_load(server.context, url, landed)):
+                        attempt(f"{page}_warm", lambda url=url: timed_load(server.context, url))
                 server.bump_change_id()
                 attempt("compare_all_cold", lambda: timed_load(server.context, server.compare_all_url()))
                 server.bump_change_id()
                 added = target.to_add[repeat % len(target.to_add)]
-                attempt("add_variant+switch_baseline", lambda: add_then_switch(server.context, server.base, target, added))
+                attempt("add_variant+switch_baseline", lambda added=added: add_then_switch(server.context, server.base, target, added))
             timings.rss_mb, peak = server_memory(server.port)
             timings.peak_rss_mb = max(peak, server.peak_rss_mb)
             timings.restarts = server.restarts

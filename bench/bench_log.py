@@ -18,7 +18,6 @@ from pathlib import Path
 import duckdb
 
 import ingest.parsers
-
 from bench import gen_log
 from bench.harness import (
     BENCH,

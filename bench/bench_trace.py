@@ -14,7 +14,20 @@ from pathlib import Path
 import duckdb
 
 from bench import bench_env, gen_trace
-from bench.harness import BENCH, MB, SPECDASH, Row, Section, cached_input, checked, log, median, run_child, scratch_dir, spread
+from bench.harness import (
+    BENCH,
+    MB,
+    SPECDASH,
+    Row,
+    Section,
+    cached_input,
+    checked,
+    log,
+    median,
+    run_child,
+    scratch_dir,
+    spread,
+)
 
 FULL_BYTES = 500_000_000  # of JSON; the file itself is gzip, as SGLang writes it
 TARGET_SPEEDUP = 5.0

@@ -17,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -177,7 +177,7 @@ def cpu_model() -> str:
 
 
 def run_header(command: str, scale: float, repeats: int, elapsed_s: float) -> str:
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
         f"## {now} · commit {git_commit()}\n\n"
         f"- command: `{command}`\n"

@@ -23,7 +23,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.harness import MIN_REPEATS, Section, append_results, bench_dir, free_disk_gb, log, run_header  # noqa: E402
+from bench.harness import (  # noqa: E402
+    MIN_REPEATS,
+    Section,
+    append_results,
+    bench_dir,
+    free_disk_gb,
+    log,
+    run_header,
+)
 
 BENCHMARKS = ("log", "trace", "dashboard")
 DISK_NEEDED_GB = 4.0  # 1 GB log + 0.1 GB log + trace + stores, with room to spare

@@ -70,7 +70,7 @@ def default_baseline(variants: list[str], speculative: dict[str, bool]) -> str |
     """The variant whose server ran without speculation; else one labelled 'baseline'; else none."""
     plain = [v for v in variants if speculative.get(v) is False]
     named = [v for v in variants if v.lower() == "baseline"]
-    return (plain or named or [None])[0]
+    return next(iter(plain or named), None)
 
 
 def compare_variants(
@@ -320,7 +320,7 @@ def side_by_side(configs: dict[str, dict[str, Any]], diff_only: bool) -> pd.Data
         values = [show(args.get(key)) for args in configs.values()]
         if diff_only and len(set(values)) <= 1:
             continue
-        rows.append({"setting": key, "kind": setting_kind(key), **dict(zip(configs, values))})
+        rows.append({"setting": key, "kind": setting_kind(key), **dict(zip(configs, values, strict=True))})
     return pd.DataFrame(rows, columns=["setting", "kind", *configs])
 
 
@@ -351,7 +351,7 @@ def comparability(
                 if diff["kind"] != "drafter":
                     findings.append(finding(variant, diff["key"], diff["baseline"], diff["this"], diff["kind"], breaks))
     for _, row in configs.iterrows():
-        if _num(row.get("distinct_configs")) and _num(row["distinct_configs"]) > 1:
+        if (distinct := _num(row.get("distinct_configs"))) and distinct > 1:
             findings.append(finding(row["variant"], "server config", "one", f"{int(row['distinct_configs'])} different",
                                     "setup", True))
     findings += session_differences(summary, baseline)

@@ -358,7 +358,7 @@ def cycle_distribution(cycles: pd.DataFrame) -> go.Figure:
 def rank_cycles(ranks: pd.DataFrame) -> go.Figure:
     """Median cycle per rank, with its verify communication: the slowest rank sets everyone's pace."""
     fig = go.Figure()
-    labels = [f"{v} · rank {r}" for v, r in zip(ranks["variant"], ranks["rank"])]
+    labels = [f"{v} · rank {r}" for v, r in zip(ranks["variant"], ranks["rank"], strict=True)]
     fig.add_trace(go.Bar(y=labels, x=ranks["median_cycle_ms"], orientation="h", name="median cycle",
                          marker_color=PALETTE[0], hovertemplate="%{y}: median cycle %{x:.2f} ms<extra></extra>"))
     fig.add_trace(go.Bar(y=labels, x=ranks["median_verify_comm_ms"], orientation="h",
@@ -382,7 +382,7 @@ TRACE_CLASSES = {  # trace_ranks column, label, colour
 def trace_class_bars(overview: pd.DataFrame) -> go.Figure:
     """Per trace file and rank, each kernel class's union over the whole trace (ms), grouped bars."""
     fig = go.Figure()
-    labels = [f"{v} · rank {r}" for v, r in zip(overview["variant"], overview["rank"])]
+    labels = [f"{v} · rank {r}" for v, r in zip(overview["variant"], overview["rank"], strict=True)]
     for column, (label, colour) in TRACE_CLASSES.items():
         fig.add_bar(y=labels, x=overview[column], name=label, orientation="h", marker_color=colour,
                     hovertemplate=f"%{{y}}<br>{label}: %{{x:.2f}} ms<extra></extra>")

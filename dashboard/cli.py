@@ -29,7 +29,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_decide(args: argparse.Namespace) -> int:
     """Record a decision with its evidence frozen (or list/show the ledger); prints the Markdown summary."""
-    from dashboard import ledger  # evidence is computed by the dashboard's readers (no Streamlit)
+    from dashboard import (
+        ledger,  # evidence is computed by the dashboard's readers (no Streamlit)
+    )
 
     db = store.resolve_db_path(args.db)
     if not db.exists():

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ingest import run_windows
 from ingest.errors import NoStore
+from ingest.sql import fetch_value
 from ingest.store import migration_files, open_with_retry
 
 READ_LOCK_WAIT_S = 10.0
@@ -79,7 +80,7 @@ def relations(con: duckdb.DuckDBPyConnection) -> set[str]:
 
 def store_state(db_path: str | Path) -> dict[str, Any]:
     """Whether the store exists, its change id (cache key), whether it is demo data, and what it holds."""
-    empty = {"exists": False, "last_change": None, "demo": False, "sources": 0, "runs": 0, "pending_migrations": []}
+    empty: dict[str, Any] = {"exists": False, "last_change": None, "demo": False, "sources": 0, "runs": 0, "pending_migrations": []}
     path = Path(db_path)
     if not path.exists():
         return empty
@@ -88,9 +89,9 @@ def store_state(db_path: str | Path) -> dict[str, Any]:
             return empty
         meta = dict(con.execute("SELECT key, value FROM store_meta").fetchall())
         applied = {row[0] for row in con.execute("SELECT name FROM schema_migrations").fetchall()}
-        sources = con.execute("SELECT count(*) FROM sources").fetchone()[0]
-        runs = con.execute("SELECT count(*) FROM bench_runs WHERE NOT is_warmup").fetchone()[0]
-        decisions = con.execute("SELECT count(*) FROM decisions").fetchone()[0]
+        sources = fetch_value(con, "SELECT count(*) FROM sources")
+        runs = fetch_value(con, "SELECT count(*) FROM bench_runs WHERE NOT is_warmup")
+        decisions = fetch_value(con, "SELECT count(*) FROM decisions")
         kinds = dict(con.execute("SELECT kind, count(*) FROM sources GROUP BY kind ORDER BY count(*) DESC, kind").fetchall())
     return {
         "exists": True,
@@ -140,7 +141,7 @@ def speculative_variants(db_path: str | Path) -> dict[str, bool]:
         "SELECT variant, bool_or(speculative_algorithm IS NOT NULL) AS spec FROM server_configs "
         "WHERE variant IS NOT NULL GROUP BY variant",
     )
-    return dict(zip(df["variant"], df["spec"]))
+    return dict(zip(df["variant"], df["spec"], strict=True))
 
 
 # --- compare ----------------------------------------------------------------------------------
@@ -845,7 +846,7 @@ def has_traces(db_path: str | Path) -> bool:
     with reader(db_path) as con:
         if "cycle_phase_times" not in relations(con):
             return False
-        return con.execute("SELECT count(*) > 0 FROM cycle_phase_times").fetchone()[0]
+        return fetch_value(con, "SELECT count(*) > 0 FROM cycle_phase_times")
 
 
 def trace_overview(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
@@ -916,7 +917,7 @@ def cycle_distribution(
     """Cycle times of complete cycles, every rank, sampled in SQL to at most ``max_points`` per variant."""
     return frame(
         db_path,
-        f"""
+        """
         SELECT variant, cycle_kind, rank, cycle_idx, cycle_ms, verify_ms, verify_comm_ms
         FROM (
             SELECT p.variant, p.cycle_kind, p.rank, p.cycle_idx, p.cycle_ms, p.verify_ms, p.verify_comm_ms,

@@ -110,7 +110,10 @@ def record_phase_decision(db_path: Path, decision: PhaseDecision) -> str | None:
     server logs and bench_serving records) gets no decision and a warning: ``record_decision``
     refuses an empty session list, and ``compute_evidence`` with none would read every session in the store.
     """
-    from dashboard import data, evidence  # the dashboard's evidence code, importable without Streamlit
+    from dashboard import (  # the dashboard's evidence code, importable without Streamlit
+        data,
+        evidence,
+    )
     from ingest.decisions import record_decision
 
     phase_sessions = data.sessions(db_path, [decision.phase])

@@ -150,7 +150,7 @@ def equivalent(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
         if isinstance(a, dict) and isinstance(b, dict):
             return a.keys() == b.keys() and all(equivalent(a[k], b[k], rel) for k in a)
         if isinstance(a, list) and isinstance(b, list):
-            return len(a) == len(b) and all(equivalent(x, y, rel) for x, y in zip(a, b))
+            return len(a) == len(b) and all(equivalent(x, y, rel) for x, y in zip(a, b, strict=True))
         return a == b
     return math.isclose(a, b, rel_tol=rel, abs_tol=rel)
 

@@ -28,13 +28,13 @@ def comparison_table(comparison: pd.DataFrame, has_baseline: bool, not_like_for_
         "runs": comparison["runs"],
         "Σtok/Σtime": comparison["tokens_over_time"].astype(float).round(2),
         "mean of runs": comparison["mean_of_runs"].astype(float).round(2),
-        "95% CI": [_ci(lo, hi) for lo, hi in zip(_col(comparison, "ci_low"), _col(comparison, "ci_high"))],
+        "95% CI": [_ci(lo, hi) for lo, hi in zip(_col(comparison, "ci_low"), _col(comparison, "ci_high"), strict=True)],
     })
     if has_baseline:
         out["Δ tok/s"] = _col(comparison, "delta").astype(float).round(2).mask(base)
         out["Δ %"] = _col(comparison, "delta_pct").astype(float).round(1).mask(base)
         out["Δ 95% CI"] = ["—" if b else _ci(lo, hi)
-                           for b, lo, hi in zip(base, _col(comparison, "delta_low"), _col(comparison, "delta_high"))]
+                           for b, lo, hi in zip(base, _col(comparison, "delta_low"), _col(comparison, "delta_high"), strict=True)]
         out["verdict"] = _col(comparison, "verdict")
         out["speedup"] = _col(comparison, "speedup").astype(float).round(3)
     out["tokens/step"] = _col(comparison, "tokens_per_step").astype(float).round(2)
@@ -79,7 +79,7 @@ RUN_COLUMNS = {
 def session_runs_table(runs: pd.DataFrame) -> pd.DataFrame:
     """A session's runs, the short-run flag beside them; column names for people."""
     flagged = runs.assign(flag=[("⚠ stopped early" if hit is False and not warm else "")
-                                for hit, warm in zip(runs["hit_max_tokens"], runs["is_warmup"])])
+                                for hit, warm in zip(runs["hit_max_tokens"], runs["is_warmup"], strict=True)])
     return flagged[[c for c in RUN_COLUMNS if c in flagged]].rename(columns=RUN_COLUMNS)
 
 
@@ -132,8 +132,8 @@ SOURCE_COLUMNS = {
 
 def sources_table(sources: pd.DataFrame, headline: pd.DataFrame) -> pd.DataFrame:
     """Every throughput source of each variant side by side; the one its headline uses is marked."""
-    chosen = set(zip(headline["variant"], headline["basis"]))
-    shown = sources.assign(headline=["✓" if (v, b) in chosen else "" for v, b in zip(sources["variant"], sources["basis"])])
+    chosen = set(zip(headline["variant"], headline["basis"], strict=True))
+    shown = sources.assign(headline=["✓" if (v, b) in chosen else "" for v, b in zip(sources["variant"], sources["basis"], strict=True)])
     shown = shown[list(SOURCE_COLUMNS)].rename(columns=SOURCE_COLUMNS)
     shown["tok/s"] = shown["tok/s"].astype(float).round(1)
     shown["sd"] = shown["sd"].astype(float).round(1)

@@ -55,7 +55,7 @@ def split_by_share(quota: int, sizes: list[int], required: list[int]) -> list[in
     """``quota`` points over groups of ``sizes`` in proportion (largest remainder), each at least ``required``."""
     total = sum(sizes)
     exact = [quota * size / total for size in sizes]
-    taken = [min(size, max(need, int(np.floor(share)))) for size, need, share in zip(sizes, required, exact)]
+    taken = [min(size, max(need, int(np.floor(share)))) for size, need, share in zip(sizes, required, exact, strict=True)]
     by_remainder = sorted(range(len(sizes)), key=lambda i: (-(exact[i] - np.floor(exact[i])), i))
     while sum(taken) < quota:
         growable = [i for i in by_remainder if taken[i] < sizes[i]]
@@ -93,11 +93,11 @@ def thin_variant(keys: np.ndarray, first: int, split: int, stop: int, quota: int
         for a, b in parts
     ]
     sizes = [b - a for a, b in parts]
-    required = [min(size, max(len(held), 1 if size else 0)) for size, held in zip(sizes, holds)]
+    required = [min(size, max(len(held), 1 if size else 0)) for size, held in zip(sizes, holds, strict=True)]
     counts = split_by_share(quota, sizes, required)
     kept = [
         evenly_spaced(a, b, count, "low" if "low" in held else "high" if "high" in held else "middle")
-        for (a, b), count, held in zip(parts, counts, holds)
+        for (a, b), count, held in zip(parts, counts, holds, strict=True)
     ]
     return np.concatenate(kept)
 
@@ -130,7 +130,7 @@ def drawn_runs(measured: pd.DataFrame, budget: int = RUN_POINTS_BUDGET, floor: i
     bounds = np.r_[variant_starts, len(keys)]
     shares = variant_shares(pd.Series(np.diff(bounds)), budget, floor)
     kept = []
-    for first, stop, share in zip(bounds[:-1], bounds[1:], shares):
+    for first, stop, share in zip(bounds[:-1], bounds[1:], shares, strict=True):
         if stop - first <= share:
             kept.append(np.arange(first, stop))
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlencode
 
 import pandas as pd
@@ -21,7 +21,7 @@ INGEST_HINT = (
 # url_path of every page (app.py routes them); links and reports are built from these.
 DEFAULT_PAGE = "compare"
 PAGE_PATHS = ("compare", "breakeven", "breakdown", "run", "phases", "decisions", "ingest")
-VERDICT_BADGES = {"accepted": "green", "rejected": "red", "inconclusive": "gray"}
+VERDICT_BADGES: dict[str, Literal["green", "red", "gray"]] = {"accepted": "green", "rejected": "red", "inconclusive": "gray"}
 DELTA_STYLES = {"faster": "color: #2E7D32; font-weight: 600", "slower": "color: #C62828; font-weight: 600",
                 "within noise": "color: #757575"}
 
@@ -180,12 +180,12 @@ def comparison_tables(shown: pd.DataFrame, keys: tuple[str, str] | None = None) 
     helps = column_help()
     for index, columns in enumerate((SPEED_COLUMNS, WHY_COLUMNS)):
         part = shown[[c for c in columns if c in shown]]
-        selectable = {"key": keys[index], "on_select": "rerun", "selection_mode": "single-row"} if keys else {}
+        selectable: dict[str, Any] = {"key": keys[index], "on_select": "rerun", "selection_mode": "single-row"} if keys else {}
         event = st.dataframe(
             delta_style(part, ["Δ tok/s", "Δ %", "Δ 95% CI"]).format(precision=2, na_rep="—"),
             hide_index=True, width="stretch", column_config={c: helps[c] for c in part.columns if c in helps}, **selectable,
         )
-        picked += (event or {}).get("selection", {}).get("rows", []) if keys else []
+        picked += selected(event, "rows") if keys else []
     return picked
 
 
@@ -200,6 +200,12 @@ def fmt_ci(low: Any, high: Any, digits: int = 1) -> str:
     if low is None or high is None or any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
         return "n/a (fewer than 2 runs)"
     return f"{low:,.{digits}f} – {high:,.{digits}f}"
+
+
+def selected(event: Any, part: str) -> list[Any]:
+    """The selected ``points`` (charts) or ``rows`` (tables) of a widget's event; none before a click."""
+    selection = (event or {}).get("selection") or {}
+    return list(selection.get(part) or [])
 
 
 def app_url(page: str, params: dict[str, str | list[str]]) -> str:

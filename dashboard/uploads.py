@@ -22,7 +22,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -57,7 +57,7 @@ def safe_name(name: str) -> str:
 
 
 def write_batch(files: list[tuple[str, BinaryIO]], db_path: Path) -> list[tuple[str, Path]]:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     batch = upload_root(db_path) / f"{stamp}-{uuid.uuid4().hex[:6]}"
     batch.mkdir(parents=True)
     written: list[tuple[str, Path]] = []

@@ -211,7 +211,7 @@ def run_log_lines(
         measured = rate * (1 + rng.uniform(-0.02, 0.02))
         if last is None:
             measured = tokens_per_line / 100.0  # first line after the server idled: meaningless, as SGLang prints it
-        fields = [f"#running-req: 1", f"#token: {generated}", "token usage: 0.01"]
+        fields = ["#running-req: 1", f"#token: {generated}", "token usage: 0.01"]
         if lens:
             accept = lens[i]
             # accept rate in the 2025-11 SGLang shape: tokens per step / num_draft_tokens
@@ -416,7 +416,7 @@ def serving_record(
     """The JSON object bench_serving appends with --output-file, keys in its late-2025 order."""
     completed = load.num_prompts
     total_input, total_output = completed * PROMPT_LEN, completed * MAX_TOKENS
-    tpots = [(e2e - ttft) / (MAX_TOKENS - 1) for e2e, ttft in zip(e2es, ttfts)]
+    tpots = [(e2e - ttft) / (MAX_TOKENS - 1) for e2e, ttft in zip(e2es, ttfts, strict=True)]
     # one streamed chunk per step or cycle: with speculation ITL is the cycle time, not TPOT (DOMAIN.md §5)
     itl = statistics.fmean(b.decode_s * 1000 / b.iterations for b in batches)
     decode_rate = sum(b.size * (b.output_len - 1) for b in batches) / sum(b.decode_s for b in batches)

@@ -27,7 +27,7 @@ import io
 import json
 import random
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,7 @@ class Shape:
     draft_step_ms: tuple[float, float, float] = (0.0, 0.0, 0.0)  # gemm, attention, other per draft step
     extend_ms: tuple[float, float] = (0.0, 0.0)  # gemm, other
     idle_ms: float = 0.0  # scheduler gap per cycle
-    start: datetime = datetime(2026, 2, 9, 10, 30, tzinfo=timezone.utc)
+    start: datetime = datetime(2026, 2, 9, 10, 30, tzinfo=UTC)
     phase: str = PHASE
     all_reduce: str = KERNELS["communication"]  # the target forward's all-reduce kernel
 
@@ -90,20 +90,20 @@ class Shape:
 SHAPES = (
     # 6 × 1.95 ms + 0.5 ms idle = 12.2 ms per decode step
     Shape("baseline", "decode", Layer(0.27, 0.08, 0.23, 1.27, 0.10), idle_ms=0.5,
-          start=datetime(2026, 2, 9, 10, 30, tzinfo=timezone.utc)),
+          start=datetime(2026, 2, 9, 10, 30, tzinfo=UTC)),
     # draft 3 × 0.4 + verify 6 × 5.1667 (= 31.0, 94.8 % NCCL) + extend 0.6 + idle 0.2 = 33.0 ms
     Shape("from-scratch", "python_stack", Layer(0.015, 0.0067, 0.01, 4.9, 0.235), draft_steps=3,
           draft_step_ms=(0.15, 0.08, 0.17), extend_ms=(0.4, 0.2), idle_ms=0.2,
-          start=datetime(2026, 2, 9, 16, 0, tzinfo=timezone.utc)),
+          start=datetime(2026, 2, 9, 16, 0, tzinfo=UTC)),
     # draft 2 × 0.15 + verify 6 × 5.0 (= 30.0, 97 % NCCL) + extend 0.15 + idle 0.05 = 30.5 ms
     Shape("k2-drafter", "step_annotations", Layer(0.05, 0.02, 0.03, 4.85, 0.05), draft_steps=2,
           draft_step_ms=(0.06, 0.04, 0.05), extend_ms=(0.1, 0.05), idle_ms=0.05,
-          start=datetime(2026, 2, 10, 14, 20, tzinfo=timezone.utc)),
+          start=datetime(2026, 2, 10, 14, 20, tzinfo=UTC)),
     # Phase 2, illustrative: the same cycle as k2-drafter's but a verify all-reduce of 6 × 3.376 ms
     # (20.26 ms, was 29.1): draft 0.3 + verify 6 × 3.526 (= 21.16) + extend 0.15 + idle 0.05 = 21.66 ms
     Shape("k2-drafter-ft", "step_annotations", Layer(0.05, 0.02, 0.03, 3.376, 0.05), draft_steps=2,
           draft_step_ms=(0.06, 0.04, 0.05), extend_ms=(0.1, 0.05), idle_ms=0.05,
-          start=datetime(2026, 3, 17, 10, 20, tzinfo=timezone.utc), phase="phase-2", all_reduce=CUSTOM_ALL_REDUCE),
+          start=datetime(2026, 3, 17, 10, 20, tzinfo=UTC), phase="phase-2", all_reduce=CUSTOM_ALL_REDUCE),
 )
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import pairwise
 from statistics import median
 from typing import Any
 
@@ -342,7 +343,7 @@ def phase_runs(start: np.ndarray, phase: np.ndarray, instance: np.ndarray) -> li
     changed = np.empty(order.size, dtype=bool)
     changed[0] = True
     changed[1:] = (run_phase[1:] != run_phase[:-1]) | (run_instance[1:] != run_instance[:-1])
-    return [(int(p), float(t)) for p, t in zip(run_phase[changed], start[order][changed])]
+    return [(int(p), float(t)) for p, t in zip(run_phase[changed], start[order][changed], strict=True)]
 
 
 def find_cycles(kernels: Kernels, attribution: Attribution) -> list[Cycle]:
@@ -358,7 +359,7 @@ def find_cycles(kernels: Kernels, attribution: Attribution) -> list[Cycle]:
             cycles.append(Cycle(len(cycles), "", run_start, math.nan, set()))
         cycles[-1].phases.add(run_phase)
         previous = run_phase
-    for current, following in zip(cycles, cycles[1:]):
+    for current, following in pairwise(cycles):
         current.end = following.start
     cycles[-1].end = trace_end
     seen = set().union(*(cycle.phases for cycle in cycles))

@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_store_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_store_commands(sub: argparse._SubParsersAction) -> None:
     """The ``ingest``, ``formats`` and ``status`` subcommands, on any program's parser."""
     db_help = DB_HELP
 

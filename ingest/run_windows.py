@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import duckdb
 
+from ingest.sql import fetch_value
+
 KEPT_TABLES = ("log_segment_spans", "session_log_links", "run_windows")
 SESSIONS_PER_BATCH = 500  # ≈ 2,500 runs × 5 linked logs: 0.4 s and well under 256 MB at 1,000 decode lines per log
 BASIS_KEY = "run_windows_basis"
@@ -107,7 +109,7 @@ def skew_changed(con: duckdb.DuckDBPyConnection) -> bool:
     stored = stored_basis(con)
     if stored is None:
         return True
-    now = con.execute("SELECT 'clock_skew_us=' || clock_skew_us()").fetchone()[0]
+    now = fetch_value(con, "SELECT 'clock_skew_us=' || clock_skew_us()")
     return stored.split(" ", 1)[0] != now
 
 
@@ -123,4 +125,4 @@ def is_current(con: duckdb.DuckDBPyConnection) -> bool:
         ).fetchone()
     except duckdb.CatalogException:  # a store from before migration 007
         return False
-    return bool(row[0])
+    return row is not None and bool(row[0])

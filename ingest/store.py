@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from ingest import run_windows
 from ingest.errors import IngestError, StoreBusy, StoreError
 from ingest.model import ParsedSource
 from ingest.spool import spooled
+from ingest.sql import fetch_value
 from ingest.tables import SCHEMAS
 
 DEFAULT_DB = Path("specdash.duckdb")
@@ -155,7 +156,7 @@ class LoadResult:
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 def file_sha256(path: Path) -> str:
@@ -353,7 +354,7 @@ TRACE_KINDS = frozenset({"kineto_trace"})
 def file_variant(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> str | None:
     if kind not in TRACE_KINDS:
         return None
-    return con.execute("SELECT 'trace:' || file_label(?)", [str(path)]).fetchone()[0]
+    return fetch_value(con, "SELECT 'trace:' || file_label(?)", [str(path)])
 
 
 RELABEL_TRACE_ROWS = tuple(  # one per FILE_LABELLED table
@@ -373,7 +374,7 @@ def relink_traces(con: duckdb.DuckDBPyConnection) -> int:
     Any load can change a link (the log of a trace loaded earlier, a lifetime renamed by a new config),
     so this runs after every load; a store without traces skips it.
     """
-    if con.execute("SELECT count(*) FROM trace_ranks").fetchone()[0] == 0:
+    if fetch_value(con, "SELECT count(*) FROM trace_ranks") == 0:
         return 0
     con.execute(f"SET memory_limit = '{LINKS_MEMORY_LIMIT}'")
     try:
@@ -402,7 +403,7 @@ def link_target_count(db_path: Path, wanted: str) -> int:
     if not db_path.exists():
         return 0
     with writer(db_path) as con:
-        return con.execute("SELECT count(*) FROM link_targets(?)", [wanted]).fetchone()[0]
+        return fetch_value(con, "SELECT count(*) FROM link_targets(?)", [wanted])
 
 
 def lifetimes_of_log(db_path: Path, name: str) -> list[str]:
@@ -459,7 +460,7 @@ def status(db_path: Path) -> dict[str, Any]:
     if not db_path.exists():
         return {"db": str(db_path), "exists": False}
     with writer(db_path) as con:
-        counts = {name: con.execute(f"SELECT count(*) FROM {name}").fetchone()[0] for name in ["sources", *data_tables(con), "decisions"]}
+        counts = {name: fetch_value(con, f"SELECT count(*) FROM {name}") for name in ["sources", *data_tables(con), "decisions"]}
         kinds = dict(con.execute("SELECT kind, count(*) FROM sources GROUP BY kind ORDER BY kind").fetchall())
         migrations = [row[0] for row in con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
         meta = dict(con.execute("SELECT key, value FROM store_meta").fetchall())

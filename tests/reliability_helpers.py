@@ -18,7 +18,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,7 +30,7 @@ import pyarrow as pa
 from ingest import store
 from ingest.model import ParsedSource
 from ingest.tables import SCHEMAS
-from tests.browser import free_port, served
+from tests.browser import served
 from tests.conftest import ROOT
 
 if TYPE_CHECKING:
@@ -243,7 +242,7 @@ def remove_store(db: Path) -> None:
 # --- static check: SQL is never assembled from user text ------------------------------------------
 
 # Calls whose SQL argument is checked: method/function name → position of the SQL argument.
-SQL_SINKS = {"execute": 0, "executemany": 0, "sql": 0, "query": 0, "frame": 1}
+SQL_SINKS = {"execute": 0, "executemany": 0, "sql": 0, "query": 0, "frame": 1, "fetch_value": 1}
 SQL_KEYWORDS = ("sql", "query")
 # Where identifiers may come from: calls that list tables/columns of the store's own schema...
 IDENTIFIER_SOURCES = {"data_tables", "table_columns", "relations"}

@@ -7,7 +7,6 @@ import pytest
 
 from tests.test_app import PAGES, one_variant_db, run_page, texts  # noqa: F401 (fixture)
 
-
 # --- every page: empty store, one variant without baseline ------------------------------------
 
 @pytest.mark.parametrize("page", PAGES)

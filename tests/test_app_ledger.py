@@ -12,7 +12,6 @@ from ingest.pipeline import ingest_paths
 from tests.conftest import FIXTURES
 from tests.test_app import demo_copy, k2_session, run_page, texts, url  # noqa: F401 (fixture)
 
-
 # --- Phases -----------------------------------------------------------------------------------
 
 def test_phases_page_lists_the_phase_and_its_decision(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from bench_golden import BENCH_FIXTURES, check_golden, golden_inputs
 from conftest import corpus_files
+
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions, detect
 from ingest.parsers import bench_console
-from ingest.pipeline import ingest_file
 from ingest.parsers.bench_console import label_key
+from ingest.pipeline import ingest_file
 from ingest.reader import read_head
 
 GOLDEN = golden_inputs(bench_console.KIND)

@@ -7,9 +7,9 @@ import statistics
 from pathlib import Path
 
 import pytest
-
 from bench_golden import BENCH_FIXTURES, check_golden, golden_inputs
 from conftest import corpus_files
+
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions, detect, registered_formats
 from ingest.parsers import bench_one_batch, bench_table, send_one, vllm_bench

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from bench_golden import BENCH_FIXTURES, check_golden, golden_inputs
 from conftest import corpus_files
+
 from ingest import store
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions, detect

@@ -8,8 +8,8 @@ from typing import Any
 
 import duckdb
 import pytest
-
 from conftest import FIXTURES
+
 from ingest.errors import MalformedInput, UnrecognizedFormat
 from ingest.formats import ParseOptions, detect
 from ingest.parsers import cycle_timing, kineto

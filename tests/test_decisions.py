@@ -11,9 +11,15 @@ from pathlib import Path
 import pytest
 
 from dashboard import data, evidence, report, summary
-from ingest import store
 from dashboard.cli import main
-from ingest.decisions import InvalidDecision, canonical_json, evidence_hash, normalized, record_decision
+from ingest import store
+from ingest.decisions import (
+    InvalidDecision,
+    canonical_json,
+    evidence_hash,
+    normalized,
+    record_decision,
+)
 from tests.conftest import ROOT
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from bench_golden import BENCH_FIXTURES, check_golden, golden_inputs
 from conftest import CORPUS, FIXTURES
+
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions, detect, registered_formats
 from ingest.parsers import eagle_bench

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from dashboard import data
-from ingest import run_windows, store
 from dashboard.cli import main
+from ingest import run_windows, store
 from ingest.pipeline import ingest_paths
 from tests.conftest import ROOT
 

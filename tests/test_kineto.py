@@ -22,10 +22,10 @@ from typing import Any
 
 import duckdb
 import pytest
+from conftest import CORPUS, FIXTURES, ROOT, corpus_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, FIXTURES, ROOT, corpus_files
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions, detect
 from ingest.model import ParsedSource
@@ -50,7 +50,7 @@ def load_module(name: str, path: Path) -> Any:
 GEN = load_module("make_eagle_trace", TRACES / "make_eagle_trace.py")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def parsed(path: Path) -> ParsedSource:
     return kineto.parse(path, ParseOptions())
 
@@ -81,7 +81,7 @@ def write_text_trace(path: Path, document: dict[str, Any]) -> Path:
 
 # --- the independent computation for the corpus ---------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def raw_document(path: Path) -> dict[str, Any]:
     with gzip.open(path, "rt", encoding="utf-8") as stream:
         return json.load(stream)

@@ -17,9 +17,14 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from ingest.parsers import log_lines
-from ingest.parsers import sglang_templates
-from ingest.parsers.sglang_templates import Template, TemplateBook, _distinct_tags, _scan, learn
+from ingest.parsers import log_lines, sglang_templates
+from ingest.parsers.sglang_templates import (
+    Template,
+    TemplateBook,
+    _distinct_tags,
+    _scan,
+    learn,
+)
 
 BRACKET_LINE = (
     "sglang-1  | [2026-05-07 15:49:32.359 DP3 TP3 EP3] Decode batch [9593840], #running-req: 25, #token: 70395, "

@@ -19,7 +19,12 @@ from hypothesis import strategies as st
 
 from ingest.formats import ParseOptions
 from ingest.parsers import sglang_log
-from ingest.parsers.sglang_stats import DECODE_FIELDS, PREFILL_FIELDS, MalformedValue, parse_pairs
+from ingest.parsers.sglang_stats import (
+    DECODE_FIELDS,
+    PREFILL_FIELDS,
+    MalformedValue,
+    parse_pairs,
+)
 
 # SPECDASH_HYPOTHESIS_EXAMPLES=2000 for a deeper run than the default quick one
 EXAMPLES = int(os.environ.get("SPECDASH_HYPOTHESIS_EXAMPLES", "60"))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-
 from conftest import corpus_files
+
 from ingest.errors import IngestError
 from ingest.formats import ParseOptions
 from ingest.parsers import log_lines, sglang_log, sglang_templates

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from ingest.parsers.pyrepr import ReprError, parse_call_repr, parse_dict_repr, parse_keyword_list, parse_repr
+from ingest.parsers.pyrepr import (
+    ReprError,
+    parse_call_repr,
+    parse_dict_repr,
+    parse_keyword_list,
+    parse_repr,
+)
 
 
 def test_dataclass_repr_with_the_usual_value_kinds() -> None:

@@ -4,7 +4,15 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dashboard.analysis import CYCLE_ESTIMATED, STEP_ESTIMATED, BreakEven, ci_from_summary, compare_variants, config_diff, welch_from_summary
+from dashboard.analysis import (
+    CYCLE_ESTIMATED,
+    STEP_ESTIMATED,
+    BreakEven,
+    ci_from_summary,
+    compare_variants,
+    config_diff,
+    welch_from_summary,
+)
 from dashboard.stats import mean_ci, t_quantile, welch_diff_ci
 
 SEED_TOK_PER_S = [50.6, 51.9, 49.1, 54.6, 53.2]

@@ -5,7 +5,6 @@ import shutil
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 import pytest
 
 from ingest import store

@@ -42,7 +42,7 @@ session_points = analysis.plane_points(
     step_ms, selection.metric,
 )
 points = session_points.assign(
-    label=[f"{v} · {p or 'no phase'}" for v, p in zip(session_points["variant"], session_points["phase"])],
+    label=[f"{v} · {p or 'no phase'}" for v, p in zip(session_points["variant"], session_points["phase"], strict=True)],
     source=["session: cycle model estimate"] * len(session_points),
 ) if not session_points.empty else pd.DataFrame(columns=["label", "variant", "tokens_per_step", "cost_ratio", "source", "session_id"])
 traced = [r for r in results if r.cycle_source == analysis.CYCLE_MEASURED]
@@ -59,7 +59,7 @@ event = st.plotly_chart(
     charts.breakeven_plane(points, analysis.ISO_SPEEDUPS, needs if not needs.empty else None),
     key=Keys.breakeven_plane, on_select="rerun", selection_mode="points", width="stretch",
 )
-labels = [p.get("customdata")[0] for p in (event or {}).get("selection", {}).get("points", []) if p.get("customdata") is not None]
+labels = [p.get("customdata")[0] for p in ui.selected(event, "points") if p.get("customdata") is not None]
 if labels:
     match = points[(points["label"] == labels[0]) & points["session_id"].notna()]
     if not match.empty:

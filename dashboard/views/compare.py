@@ -6,7 +6,16 @@ import functools
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, definitions, frames, queries, report, sampling, ui
+from dashboard import (
+    analysis,
+    charts,
+    definitions,
+    frames,
+    queries,
+    report,
+    sampling,
+    ui,
+)
 from dashboard.state import RUN, SESSION, Keys, carried_params
 
 st.title("Compare variants")
@@ -51,7 +60,7 @@ if not has_baseline:
             "significance and break-even.")
 
 # --- headline -----------------------------------------------------------------------------------
-for card, (_, row) in zip(st.columns(len(comparison)), comparison.iterrows()):
+for card, (_, row) in zip(st.columns(len(comparison)), comparison.iterrows(), strict=True):
     delta = None
     if has_baseline and not row["is_baseline"]:
         delta = f"{row['delta']:+.1f} tok/s ({row['delta_pct']:+.1f}%) · {row['verdict']}"
@@ -87,7 +96,7 @@ if thinned:
     left.caption(thinned)
 if right is not None:
     right.plotly_chart(charts.delta_forest(comparison), width="stretch")
-picked = [p.get("customdata") for p in (points_event or {}).get("selection", {}).get("points", [])]
+picked = [p.get("customdata") for p in ui.selected(points_event, "points")]
 picked = [c for c in picked if c is not None and len(c) >= 2]
 if picked:
     open_run(str(picked[0][0]), int(picked[0][1]))
@@ -165,7 +174,7 @@ with st.expander(f"Measured runs ({int((~runs['is_warmup']).sum())}) — click o
             measured.drop(columns=["is_warmup"]), hide_index=True, width="stretch", key=Keys.compare_runs,
             on_select="rerun", selection_mode="single-row",
         )
-        run_rows = (runs_event or {}).get("selection", {}).get("rows", [])
+        run_rows = ui.selected(runs_event, "rows")
         if run_rows:
             picked_run = measured.iloc[run_rows[0]]
             open_run(picked_run["session_id"], int(picked_run["run_index"]))

@@ -7,7 +7,17 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, evidence, frames, queries, report, sampling, summary, ui
+from dashboard import (
+    analysis,
+    charts,
+    evidence,
+    frames,
+    queries,
+    report,
+    sampling,
+    summary,
+    ui,
+)
 from dashboard.state import BASELINE, DECISION, METRIC, PHASES, SESSION, VARIANTS, Keys
 from ingest.decisions import VERDICTS, record_decision
 from ingest.errors import SpecdashError
@@ -47,7 +57,7 @@ else:
                      help="Stale: the evidence sessions' numbers have changed since the decision (re-ingest, new runs).")})
     ui.export_buttons(ledger.assign(decision_id=ids), "decisions")
     titles = {row["decision_id"]: f"{str(row['created_at'])[:10]} · {row['title']} · {row['verdict']}" for _, row in decisions.iterrows()}
-    st.selectbox("Decision", ids, key=DECISION.key, format_func=titles.get)
+    st.selectbox("Decision", ids, key=DECISION.key, format_func=titles.__getitem__)
     DECISION.publish()
 
     # --- one decision -------------------------------------------------------------------------------
@@ -58,7 +68,7 @@ else:
     st.badge(row["verdict"], color=ui.VERDICT_BADGES.get(row["verdict"], "gray"))
     st.caption(f"Phase {row['phase'] or '—'} · decided {str(row['created_at'])[:16]} UTC · baseline "
                f"{frozen.get('baseline') or 'none'} · {len(frozen['sessions'])} evidence sessions · "
-               f"headline = {analysis.METRIC_LABELS.get(frozen.get('metric'), '')}")
+               f"headline = {analysis.METRIC_LABELS.get(frozen.get('metric') or '', '')}")
     if check.stale:
         st.warning("**Stale**: the evidence has changed since this decision was made — " + "; ".join(check.reasons))
     else:
@@ -70,7 +80,7 @@ else:
     blocked = {f["variant"] for f in frozen.get("comparability", []) if not f["like_for_like"]}
     ui.comparison_tables(frames.comparison_table(comparison, frozen.get("baseline") is not None, blocked))
     left, right = st.columns([3, 2])
-    left.plotly_chart(charts.tok_per_s_points(runs, comparison, analysis.METRIC_LABELS.get(frozen.get("metric"), ""),
+    left.plotly_chart(charts.tok_per_s_points(runs, comparison, analysis.METRIC_LABELS.get(frozen.get("metric") or "", ""),
                                               frozen.get("baseline"), clickable=False), width="stretch")
     thinned = sampling.run_points_note(runs)
     if thinned:
@@ -131,7 +141,7 @@ labels = {r["session_id"]: f"{r['variant']} · {r['phase'] or 'no phase'} · {r[
 top = st.columns([2, 4])
 top[0].selectbox("Phase", phase_options, key=Keys.decision_phase, on_change=phase_changed,
                  help="The phase this decision closes; picks its sessions as evidence.")
-top[1].multiselect("Evidence sessions", list(labels), key=Keys.decision_sessions, format_func=labels.get)
+top[1].multiselect("Evidence sessions", list(labels), key=Keys.decision_sessions, format_func=labels.__getitem__)
 chosen: list[str] = st.session_state[Keys.decision_sessions]
 chosen_variants = sorted(set(all_sessions[all_sessions["session_id"].isin(chosen)]["variant"]))
 default_base = BASELINE.link_value() if BASELINE.link_value() in chosen_variants else \
@@ -144,7 +154,8 @@ middle[1].radio("Verdict", VERDICTS, key=Keys.decision_verdict, horizontal=True,
 middle[2].selectbox("Baseline", chosen_variants, key=Keys.decision_baseline)
 st.text_area("Note (Markdown)", key=Keys.decision_note, height=120,
              placeholder="Why, what it rests on, what happens next. Rendered as Markdown.")
-metric = METRIC.link_value() if METRIC.link_value() in analysis.METRIC_LABELS else analysis.TOKENS_OVER_TIME
+linked_metric = METRIC.link_value()
+metric = linked_metric if isinstance(linked_metric, str) and linked_metric in analysis.METRIC_LABELS else analysis.TOKENS_OVER_TIME
 
 preview = None
 if chosen:

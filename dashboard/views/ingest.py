@@ -40,12 +40,12 @@ if st.button(f"Ingest {len(files or [])} file(s)", type="primary", icon=":materi
         progress.progress(done / total, text=f"{done} of {total}: {report.name} — {report.status}")
 
     with st.spinner("Ingesting…"):
-        reports = uploads.ingest_uploads(
+        new_reports = uploads.ingest_uploads(
             [(f.name, f) for f in files or []], Path(queries.db_path()),
             phase=st.session_state[Keys.upload_phase].strip() or None,
             variant=st.session_state[Keys.upload_variant].strip() or None, on_progress=advance,
         )
-    st.session_state[Keys.upload_reports] = reports
+    st.session_state[Keys.upload_reports] = new_reports
     st.session_state[Keys.upload_round] = upload_round + 1
     st.rerun()
 

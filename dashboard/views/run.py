@@ -8,7 +8,17 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import analysis, charts, definitions, frames, queries, rawlog, ui
-from dashboard.state import BASELINE, DIFF_ONLY, LOG_SEARCH, PHASES, RUN, SESSION, VARIANTS, Keys, carried_params
+from dashboard.state import (
+    BASELINE,
+    DIFF_ONLY,
+    LOG_SEARCH,
+    PHASES,
+    RUN,
+    SESSION,
+    VARIANTS,
+    Keys,
+    carried_params,
+)
 
 WHOLE_SESSION = "all"
 WINDOW_MARGIN = pd.Timedelta(seconds=5)
@@ -35,7 +45,7 @@ def session_label(row: pd.Series) -> str:
 labels = {row["session_id"]: session_label(row) for _, row in sessions.iterrows()}
 SESSION.seed_value(list(labels), sessions["session_id"].iloc[0])
 top = st.columns([4, 2, 2])
-top[0].selectbox("Session", list(labels), key=SESSION.key, format_func=labels.get)
+top[0].selectbox("Session", list(labels), key=SESSION.key, format_func=labels.__getitem__)
 session_id: str = st.session_state[SESSION.key]
 session = sessions[sessions["session_id"] == session_id].iloc[0]
 runs = queries.session_runs(session_id)
@@ -48,7 +58,7 @@ run_labels = {o: "whole session" if o == WHOLE_SESSION else f"run {o}" + (" (sto
 RUN.seed_value(run_options, WHOLE_SESSION)
 # Widget callbacks live as long as the browser session: none of them is defined in this page, whose
 # globals (10,000 sessions at scale) they would keep alive with them.
-top[1].selectbox("Run", run_options, key=RUN.key, format_func=run_labels.get)
+top[1].selectbox("Run", run_options, key=RUN.key, format_func=run_labels.__getitem__)
 selected_run = None if st.session_state[RUN.key] == WHOLE_SESSION else int(st.session_state[RUN.key])
 
 variant_options = sorted(set(sessions["variant"]))
@@ -99,7 +109,7 @@ if session["origin"] == "benchmark":
     st.caption(f"Session id `{session_id}` · model `{session['model'] or '?'}` · endpoint `{session['endpoint'] or '?'}` · max_tokens {session['max_tokens']} · "
                f"{int(runs['is_warmup'].sum())} warm-up runs (grey, excluded from every figure) · click a row to select a run")
     pick_run_from_table = functools.partial(  # a row click selects its run (warm-ups cannot be selected)
-        ui.pick_row_value, Keys.run_table, RUN.key, [None if w else str(i) for i, w in zip(runs["run_index"], runs["is_warmup"])]
+        ui.pick_row_value, Keys.run_table, RUN.key, [None if w else str(i) for i, w in zip(runs["run_index"], runs["is_warmup"], strict=True)]
     )
     st.dataframe(
         frames.session_runs_table(runs).style.apply(highlight, axis=1).format(precision=2, na_rep="—"),
@@ -223,7 +233,7 @@ provenance = pd.concat([
     other_logs.assign(role="server log", **{"linked by": other_logs["link_method"]})[
         ["role", "path", "kind", "sha256", "size_bytes", "ingested_at", "linked by"]] if not other_logs.empty else None,
 ])
-provenance.insert(2, "on disk", [on_disk(p, None if pd.isna(s) else int(s)) for p, s in zip(provenance["path"], provenance["size_bytes"])])
+provenance.insert(2, "on disk", [on_disk(p, None if pd.isna(s) else int(s)) for p, s in zip(provenance["path"], provenance["size_bytes"], strict=True)])
 st.dataframe(provenance, hide_index=True, width="stretch",
              column_config={"sha256": st.column_config.TextColumn(help="Content hash: re-ingesting the same bytes is a no-op.")})
 ui.export_buttons(provenance, f"provenance-{session_id}")

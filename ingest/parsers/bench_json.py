@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,7 @@ NOT_EXTRA = {"format", *RUN_LIST_KEYS, *WARMUP_LIST_KEYS, *SESSION_LIST_KEYS}
 
 def sniff(head: bytes) -> bool:
     text = head.lstrip()
-    if not text[:1] in (b"{", b"["):
+    if text[:1] not in (b"{", b"["):
         return False
     if CANONICAL_FORMAT.encode() in head:
         return True
@@ -258,14 +258,14 @@ def as_timestamp(path: Path, key: str, value: Any) -> datetime | None:
         return None
     try:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return datetime.fromtimestamp(float(value), tz=timezone.utc).replace(tzinfo=None)
+            return datetime.fromtimestamp(float(value), tz=UTC).replace(tzinfo=None)
         moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except (ValueError, OverflowError, OSError):
         raise MalformedInput(
             path, f"expected an ISO 8601 time or epoch seconds, got {short(value)}", key=key, hint=VALUE_HINT
         ) from None
     if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
     return moment
 
 

@@ -36,7 +36,13 @@ from typing import Any
 from ingest.errors import MalformedInput
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
-from ingest.parsers.bench_fields import as_float, as_int, extra_json, map_record, strict_json_value
+from ingest.parsers.bench_fields import (
+    as_float,
+    as_int,
+    extra_json,
+    map_record,
+    strict_json_value,
+)
 from ingest.parsers.json_records import JsonRecord, read_json_records, sniff_keys
 from ingest.reader import text_lines
 from ingest.tables import BENCH_SERVING, SERVER_CONFIGS, table_from_rows
@@ -249,11 +255,11 @@ def request_rows(path: Path, parsed: ParsedSource, record_index: int, record: Js
             f"{path}:{record.line_no}: per-request arrays differ in length ({', '.join(uneven)}; longest {count}); "
             "missing entries are null"
         )
-    rows = [{"record_index": record_index, "request_index": i} for i in range(count)]
+    rows: list[dict[str, Any]] = [{"record_index": record_index, "request_index": i} for i in range(count)]
     for key, values in arrays.items():
         detail = DETAIL_ARRAYS[key]
         first_problem = None
-        for row, value in zip(rows, values):
+        for row, value in zip(rows, values, strict=False):  # shorter arrays leave nulls
             row[detail.column], problem = detail.convert(value)
             first_problem = first_problem or problem
         if first_problem:

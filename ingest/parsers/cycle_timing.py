@@ -36,7 +36,15 @@ from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.reader import text_lines
 from ingest.tables import table_from_rows
-from ingest.trace_rules import DECODE, DRAFT, DRAFT_EXTEND, IDLE, OTHER_PHASE, TARGET_PREFILL, VERIFY
+from ingest.trace_rules import (
+    DECODE,
+    DRAFT,
+    DRAFT_EXTEND,
+    IDLE,
+    OTHER_PHASE,
+    TARGET_PREFILL,
+    VERIFY,
+)
 
 KIND = "cycle_timing"
 TOTAL = "total"
@@ -146,7 +154,7 @@ def records(path: Path, parsed: ParsedSource) -> list[tuple[int, dict[str, Any]]
         if len(cells) != len(names):
             skip(parsed, path, number, f"{len(cells)} cells, the header (line {header_line}) has {len(names)}")
             continue
-        result.append((number, dict(zip(names, (cell.strip() for cell in cells)))))
+        result.append((number, dict(zip(names, (cell.strip() for cell in cells), strict=True))))
     return result
 
 
@@ -261,7 +269,7 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
     for row in rows:
         by_cycle[(row.rank, row.cycle, row.session)].append(row)
     seen = {PHASE_CODES.index(r.phase) for r in rows if r.phase in PHASE_CODES}
-    for (rank, cycle, session), members in sorted(by_cycle.items(), key=lambda item: (item[0][0], item[0][2] or "", item[0][1])):
+    for (_rank, _cycle, session), members in sorted(by_cycle.items(), key=lambda item: (item[0][0], item[0][2] or "", item[0][1])):
         cycle_rows += rows_of_cycle(path, parsed, members, sessions.get(session), seen, options)
     tables = {"cycle_phase_times": table_from_rows("cycle_phase_times", cycle_rows)}
     if sessions:

@@ -51,7 +51,12 @@ from ingest.model import ParsedSource
 from ingest.parsers.trace_stream import TraceEvent, TraceEventStream, TraceMeta
 from ingest.reader import open_binary
 from ingest.tables import SCHEMAS, table_from_rows
-from ingest.trace_rules import CPU_RANGE_CATEGORIES, GPU_RANGE_CATEGORIES, TraceRules, rules_for
+from ingest.trace_rules import (
+    CPU_RANGE_CATEGORIES,
+    GPU_RANGE_CATEGORIES,
+    TraceRules,
+    rules_for,
+)
 
 KIND = "kineto_trace"
 NO_GPU_EVENTS = "no GPU kernel events: was the profiler run with activities=['CPU','GPU']?"
@@ -243,7 +248,7 @@ class EventCollector:
             return
         collector.launch_corr.append(event.args.correlation)
         collector.launch_thread.append(self.thread_id(collector.label, pid, event.tid))
-        collector.launch_ts.append(event.ts)
+        collector.launch_ts.append(event.ts or 0.0)  # add_all passes only events with a time
 
     def add_marker(self, collector: RankCollector, pid: str, event: TraceEvent, role: str) -> None:
         rule = self.rules.phase_marker(event.name[:MAX_NAME_CHARS], event.cat.lower())
@@ -255,10 +260,10 @@ class EventCollector:
         phase = PHASE_CODES.index(rule.phase)
         if role is CPU_RANGE:
             lane = self.thread_id(collector.label, pid, event.tid)
-            collector.cpu.add(lane, event.ts, event.dur or 0.0, phase, rule.priority, rule.source)
+            collector.cpu.add(lane, event.ts or 0.0, event.dur or 0.0, phase, rule.priority, rule.source)
         else:
             stream = event.args.stream if event.args is not None and event.args.stream is not None else event.tid
-            collector.gpu.add(stream if isinstance(stream, int) else -1, event.ts, event.dur or 0.0, phase, rule.priority, rule.source)
+            collector.gpu.add(stream if isinstance(stream, int) else -1, event.ts or 0.0, event.dur or 0.0, phase, rule.priority, rule.source)
 
     def thread_id(self, label: str, pid: str, tid: Any) -> int:
         key = (label, pid, tid)
@@ -389,7 +394,7 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
     assigned = assign_ranks(path, meta, facts_from_name(path.name), ranks, parsed)
     labels = {key: options.extra.get(key) for key in ("phase", "variant")}
     cycle_tables, kernel_rows, rank_rows = [], [], []
-    for rank_collector, (rank, rank_facts) in zip(ranks, assigned):
+    for rank_collector, (rank, rank_facts) in zip(ranks, assigned, strict=False):
         result = analyze_rank(rank_collector.to_events(rank, names, basis.scale), rules)
         cycle_tables.append(table_from_columns("cycle_phase_times", {**result.cycle_columns, **labels}))
         kernel_rows += [{**row, **labels} for row in result.kernel_rows]

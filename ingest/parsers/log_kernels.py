@@ -113,7 +113,7 @@ def scan_lines(
 
 
 @njit(**HELPER)
-def _holds_text(data, start, end, text):  # type: ignore[no-untyped-def]
+def _holds_text(data, start, end, text):
     for at in range(start, end - len(text) + 1):
         if _holds_at(data, at, end, text):
             return True
@@ -121,7 +121,7 @@ def _holds_text(data, start, end, text):  # type: ignore[no-untyped-def]
 
 
 @njit(**HELPER)
-def _is_http_access(data, start, end):  # type: ignore[no-untyped-def]
+def _is_http_access(data, start, end):
     """Whether RE2 finds ``"(?:GET|POST|...) \\S* HTTP/\\d`` in the line. ``\\S*`` can only end where
     the run of non-space bytes after the method ends (the next byte must be the space of " HTTP/"),
     so each quote followed by a method and a space is checked at that one place."""
@@ -144,7 +144,7 @@ def _is_http_access(data, start, end):  # type: ignore[no-untyped-def]
 
 
 @njit(**INLINED)
-def _same_as(data, at, text, first, length):  # type: ignore[no-untyped-def]
+def _same_as(data, at, text, first, length):
     """Whether ``data[at:at + length]`` equals ``text[first:first + length]``."""
     for offset in range(length):
         if _at(data, at + offset) != _at(text, first + offset):
@@ -153,12 +153,12 @@ def _same_as(data, at, text, first, length):  # type: ignore[no-untyped-def]
 
 
 @njit(**INLINED)
-def _is_re2_space(byte):  # type: ignore[no-untyped-def]
+def _is_re2_space(byte):
     return byte == SPACE or byte == TAB or byte == NEWLINE or byte == RETURN or byte == FORM_FEED
 
 
 @njit(**INLINED)
-def _run(data, at, end, steps, first, last, literals, row, ints, floats, bounds, marks):  # type: ignore[no-untyped-def]
+def _run(data, at, end, steps, first, last, literals, row, ints, floats, bounds, marks):
     for step in range(first, last):
         code, a, b = steps[step, 0], steps[step, 1], steps[step, 2]
         if code == LITERAL:
@@ -212,14 +212,14 @@ def _run(data, at, end, steps, first, last, literals, row, ints, floats, bounds,
 
 
 @njit(**INLINED)
-def _at(data, index):  # type: ignore[no-untyped-def]
+def _at(data, index):
     """``data[index]`` for an index known not to be negative: numba wraps a negative signed index
     around, a test and branch on every read (unsigned indexes made scan_lines 25 % faster)."""
     return data[np.uint64(index)]
 
 
 @njit(**INLINED)
-def _digit_run(data, at, end):  # type: ignore[no-untyped-def]
+def _digit_run(data, at, end):
     count = 0
     while at + count < end and ZERO <= _at(data, at + count) <= NINE:
         count += 1
@@ -227,7 +227,7 @@ def _digit_run(data, at, end):  # type: ignore[no-untyped-def]
 
 
 @njit(**INLINED)
-def _integer(data, at, count):  # type: ignore[no-untyped-def]
+def _integer(data, at, count):
     value = 0
     for offset in range(count):
         value = value * 10 + (_at(data, at + offset) - ZERO)
@@ -235,7 +235,7 @@ def _integer(data, at, count):  # type: ignore[no-untyped-def]
 
 
 @njit(**INLINED)
-def _fixed_digits(data, at, count):  # type: ignore[no-untyped-def]
+def _fixed_digits(data, at, count):
     """The number in data[at:at + count] when all of it is digits, else -1."""
     value = 0
     for offset in range(count):
@@ -247,7 +247,7 @@ def _fixed_digits(data, at, count):  # type: ignore[no-untyped-def]
 
 
 @njit(**HELPER)
-def _datetime(data, at, end, fraction_digits, row, marks):  # type: ignore[no-untyped-def]
+def _datetime(data, at, end, fraction_digits, row, marks):
     """Reads "YYYY-MM-DD HH:MM:SS(.f)" into marks[TIMESTAMP, row] (microseconds since 1970); the
     position after it, or -1 when it is not one or names no real moment (2025-02-30, 24:00:00)."""
     length = 19 + (fraction_digits + 1 if fraction_digits > 0 else 0)
@@ -277,14 +277,14 @@ def _datetime(data, at, end, fraction_digits, row, marks):  # type: ignore[no-un
 
 
 @njit(**HELPER)
-def _days_in_month(year, month):  # type: ignore[no-untyped-def]
+def _days_in_month(year, month):
     if month == 2:
         return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
     return 30 if month == 4 or month == 6 or month == 9 or month == 11 else 31
 
 
 @njit(**HELPER)
-def _days_since_1970(year, month, day):  # type: ignore[no-untyped-def]
+def _days_since_1970(year, month, day):
     """Days from 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's days_from_civil)."""
     year -= 1 if month <= 2 else 0
     era = year // 400
@@ -295,7 +295,7 @@ def _days_since_1970(year, month, day):  # type: ignore[no-untyped-def]
 
 
 @njit(**HELPER)
-def _tags(data, at, end, bracket):  # type: ignore[no-untyped-def]
+def _tags(data, at, end, bracket):
     """The end of the rank tags starting at ``at``: as many whole tags as there are (each one is
     either there whole or not at all, so stopping at the first that is not is what RE2 does)."""
     while True:
@@ -319,7 +319,7 @@ def _tags(data, at, end, bracket):  # type: ignore[no-untyped-def]
 
 
 @njit(**HELPER)
-def _float(data, at, end, row, slot, floats):  # type: ignore[no-untyped-def]
+def _float(data, at, end, row, slot, floats):
     negative = at < end and _at(data, at) == MINUS
     if negative:
         at += 1
@@ -349,7 +349,7 @@ def _float(data, at, end, row, slot, floats):  # type: ignore[no-untyped-def]
 
 
 @njit(**HELPER)
-def _bool(data, at, end, row, slot, ints):  # type: ignore[no-untyped-def]
+def _bool(data, at, end, row, slot, ints):
     if _holds_at(data, at, end, TRUE):
         ints[slot, row] = 1
         return at + len(TRUE)
@@ -360,7 +360,7 @@ def _bool(data, at, end, row, slot, ints):  # type: ignore[no-untyped-def]
 
 
 @njit(**INLINED)
-def _holds_at(data, at, end, text):  # type: ignore[no-untyped-def]
+def _holds_at(data, at, end, text):
     """Whether ``data[at:end]`` starts with ``text`` (a tuple of byte values)."""
     if at + len(text) > end:
         return False
@@ -371,7 +371,7 @@ def _holds_at(data, at, end, text):  # type: ignore[no-untyped-def]
 
 
 @njit(**HELPER)
-def _extra_number(data, at, end):  # type: ignore[no-untyped-def]
+def _extra_number(data, at, end):
     if at < end and _at(data, at) == MINUS:
         at += 1
     whole = _digit_run(data, at, end)
@@ -417,7 +417,7 @@ def distinct_ranges(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, tabl
 
 
 @njit(**INLINED)
-def _fnv1a(data, start, end):  # type: ignore[no-untyped-def]
+def _fnv1a(data, start, end):
     value = np.uint64(14695981039346656037)
     for index in range(start, end):
         value = (value ^ np.uint64(_at(data, index))) * np.uint64(1099511628211)
@@ -484,7 +484,7 @@ def write_json_objects(
 
 
 @njit(**INLINED)
-def _copy(source, start, end, out, at):  # type: ignore[no-untyped-def]
+def _copy(source, start, end, out, at):
     for index in range(start, end):
         out[np.uint64(at)] = _at(source, index)
         at += 1
@@ -492,7 +492,7 @@ def _copy(source, start, end, out, at):  # type: ignore[no-untyped-def]
 
 
 @njit(**INLINED)
-def _separator(out, at):  # type: ignore[no-untyped-def]
+def _separator(out, at):
     out[np.uint64(at)] = COMMA
     out[np.uint64(at + 1)] = SPACE
     return at + 2
@@ -517,7 +517,7 @@ def last_index(data: np.ndarray, byte: int) -> int:
 
 
 @njit(**INLINED)
-def _newlines(data, start, end, offsets, line):  # type: ignore[no-untyped-def]
+def _newlines(data, start, end, offsets, line):
     """Record where each line after a newline in ``data[start:end]`` starts; the last line's number."""
     for at in range(start, end):
         if _at(data, at) == NEWLINE:

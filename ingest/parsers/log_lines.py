@@ -184,7 +184,7 @@ def iter_blocks(
             data = buffers.take(len(carry) + size)
             data[: len(carry)] = np.frombuffer(carry, dtype=np.uint8)
             try:
-                read = stream.readinto(memoryview(data)[len(carry) : len(carry) + size])
+                read = stream.readinto(memoryview(data)[len(carry) : len(carry) + size])  # type: ignore[attr-defined, arg-type]
             except (EOFError, OSError, zlib.error) as error:
                 raise MalformedInput(
                     path, f"corrupt or truncated gzip ({error})", hint="re-copy the file; `gzip -t FILE` checks it"
@@ -233,7 +233,7 @@ class _Buffers:
     def take(self, size: int) -> np.ndarray:
         if size > self.size:
             return np.empty(size, dtype=np.uint8)
-        for buffer, count in zip(self.kept, _reference_counts(self.kept)):
+        for buffer, count in zip(self.kept, _reference_counts(self.kept), strict=True):
             if count == self.unreferenced:
                 return buffer
         buffer = np.empty(self.size, dtype=np.uint8)

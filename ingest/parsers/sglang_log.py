@@ -38,10 +38,10 @@ import json
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
-from functools import partial
-from datetime import datetime, timedelta
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +54,22 @@ from ingest.errors import IngestError, MalformedInput, UnrecognizedFormat
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.parsers import log_lines
-from ingest.parsers.log_lines import SGLANG_LOG_PREFIX, SGLANG_PREFIX, Block, ProgressCallback, prefix_fields, rank_tags
+from ingest.parsers.log_lines import (
+    SGLANG_LOG_PREFIX,
+    SGLANG_PREFIX,
+    Block,
+    ProgressCallback,
+    prefix_fields,
+    rank_tags,
+)
 from ingest.parsers.pyrepr import ReprError, parse_repr
-from ingest.parsers.sglang_stats import CONFIG_SEARCH, STATS_LINE, StatsRows, merge_rows, read_stats
+from ingest.parsers.sglang_stats import (
+    CONFIG_SEARCH,
+    STATS_LINE,
+    StatsRows,
+    merge_rows,
+    read_stats,
+)
 from ingest.parsers.sglang_templates import TemplateBook, read_templated
 from ingest.tables import SCHEMAS, table_from_rows
 from ingest.variants import variant_label
@@ -180,7 +193,8 @@ def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None =
     block = log_lines.make_block(data, first_line_no)
     templated = read_templated(block, book) if book is not None else None
     if templated is not None and templated.settled.all():  # every line read by a template, or without " batch"
-        general, taken = {}, np.zeros(block.size, dtype=bool)
+        general: dict[str, StatsRows] = {}
+        taken = np.zeros(block.size, dtype=bool)
     else:
         general, taken = read_stats(block, None if templated is None else templated.settled)
     if book is not None:

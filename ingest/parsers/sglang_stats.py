@@ -27,7 +27,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ingest.parsers.log_lines import DATE_GROUPS, SGLANG_PREFIX, TAG_GROUPS, TIME_GROUPS, Block, rank_tags, substrings
+from ingest.parsers.log_lines import (
+    DATE_GROUPS,
+    SGLANG_PREFIX,
+    TAG_GROUPS,
+    TIME_GROUPS,
+    Block,
+    rank_tags,
+    substrings,
+)
 from ingest.tables import SCHEMAS
 
 INT, FLOAT, BOOL = "int", "float", "bool"
@@ -447,7 +455,7 @@ def _split_parts(payloads: pa.StringArray) -> _Parts:
     # Merge three sorted position lists; row starts first so they win ties (a stable sort keeps that order).
     events = np.concatenate((offsets[:-1], *separators))
     kinds = np.concatenate(
-        [np.full(len(positions), kind, dtype=np.uint8) for positions, kind in zip((offsets[:-1], *separators), (ROW_START, COLON, COMMA))]
+        [np.full(len(positions), kind, dtype=np.uint8) for positions, kind in zip((offsets[:-1], *separators), (ROW_START, COLON, COMMA), strict=True)]
     )
     order = np.argsort(events, kind="stable")
     events, kinds = events[order], kinds[order]
@@ -528,7 +536,7 @@ class _Column:
         self.chunks.append((part_index, rows, values))
 
     def array(self) -> pa.Array:
-        values = np.zeros(self.count, dtype=self.dtype)
+        values: np.ndarray = np.zeros(self.count, dtype=self.dtype)
         valid = np.zeros(self.count, dtype=bool)
         if len(self.chunks) == 1:
             _, rows, chunk_values = self.chunks[0]
@@ -697,7 +705,6 @@ def _read_other_prefixes(
 ) -> _PrefixScan:
     """Prefixes the byte-position reader does not take (docker compose, custom logging configs,
     ``[gpu=N]``, time-only): one regex over all of them, its groups kept as Arrow columns."""
-    count = len(line_start)
     valid = fast.copy()
     rows = np.flatnonzero(fast)
     slow = np.flatnonzero(~fast)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO
@@ -163,7 +163,7 @@ class TraceEventStream:
         self.state.bytes_read += len(block)
         return block
 
-    def consume(self, buffer: bytes) -> Iterator[list[TraceEvent]]:
+    def consume(self, buffer: bytes) -> Generator[list[TraceEvent], None, bytes]:
         """Yield the complete events in ``buffer``; return what must be carried into the next block."""
         state = self.state
         if state.mode == "header":
@@ -193,7 +193,7 @@ class TraceEventStream:
                 return at + 1
         return None
 
-    def consume_events(self, buffer: bytes) -> Iterator[list[TraceEvent]]:
+    def consume_events(self, buffer: bytes) -> Generator[list[TraceEvent], None, bytes]:
         cut = last_event_end(buffer)
         if cut:
             try:
@@ -207,7 +207,7 @@ class TraceEventStream:
                 return buffer[cut:]
         return (yield from self.consume_exactly(buffer))
 
-    def consume_exactly(self, buffer: bytes) -> Iterator[list[TraceEvent]]:
+    def consume_exactly(self, buffer: bytes) -> Generator[list[TraceEvent], None, bytes]:
         """Find event boundaries from the structure itself; also notices where the array closes."""
         state = self.state
         positions, chars, depths = structure(buffer)
@@ -260,7 +260,7 @@ class TraceEventStream:
         ends = positions[(chars == CLOSE_BRACE) & (depths == depth)]
         events = []
         objects = 0
-        for begin, end in zip(starts.tolist(), ends.tolist()):
+        for begin, end in zip(starts.tolist(), ends.tolist(), strict=False):
             if end >= cut:
                 break
             objects += 1

@@ -45,7 +45,12 @@ from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.parsers import log_lines
 from ingest.parsers.log_lines import VLLM_PREFIX, ProgressCallback
-from ingest.parsers.pyrepr import ReprError, parse_call_repr, parse_dict_repr, parse_keyword_list
+from ingest.parsers.pyrepr import (
+    ReprError,
+    parse_call_repr,
+    parse_dict_repr,
+    parse_keyword_list,
+)
 from ingest.parsers.sglang_log import check_engine, to_json_text
 from ingest.tables import table_from_rows
 from ingest.variants import variant_label
@@ -422,7 +427,8 @@ def _spec_tokens(config: dict[str, Any]) -> int | None:
 
 
 def _config_row(segment: int, line_no: int, ts: datetime | None, config: dict[str, Any]) -> dict[str, Any]:
-    speculative = config.get("speculative_config") if isinstance(config.get("speculative_config"), dict) else {}
+    nested = config.get("speculative_config")
+    speculative: dict[str, Any] = nested if isinstance(nested, dict) else {}
     k = _spec_tokens(config)
     draft = speculative.get("model") or speculative.get("draft_model") or config.get("speculative_model")
     # V0 named no method: a separate draft model was the only kind (ngram spelled its model "[ngram]")
