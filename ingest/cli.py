@@ -17,9 +17,10 @@ from typing import NoReturn
 
 from ingest import store
 from ingest.errors import SpecdashError
-from ingest.formats import ParseOptions, registered_formats
+from ingest.formats import ParseOptions
 from ingest.pipeline import FileReport, expand_paths, ingest_paths, skipped_summary
 from ingest.progress import ProgressBar
+from ingest.registry import registered_formats
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

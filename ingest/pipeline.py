@@ -25,9 +25,10 @@ import pyarrow as pa
 
 from ingest import store
 from ingest.errors import IngestError, SpecdashError
-from ingest.formats import ParseOptions, detect
+from ingest.formats import ParseOptions
 from ingest.progress import rate_note
 from ingest.reader import NotExperimentData
+from ingest.registry import detect
 
 ProgressFactory = Callable[[Path], Callable[[int, int], None]]
 

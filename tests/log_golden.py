@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from ingest.formats import ParseOptions, detect
+from ingest.formats import ParseOptions
 from ingest.model import ParsedSource
+from ingest.registry import detect
 
 
 def load_golden(golden: Path) -> tuple[Path, dict[str, Any]]:

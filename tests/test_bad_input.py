@@ -31,9 +31,10 @@ import pytest
 
 from ingest import store
 from ingest.errors import IngestError
-from ingest.formats import ParseOptions, registered_formats
+from ingest.formats import ParseOptions
 from ingest.model import ParsedSource
 from ingest.pipeline import FileReport, ingest_file, ingest_paths
+from ingest.registry import registered_formats
 from tests.conftest import FIXTURES, ROOT
 from tests.reliability_helpers import table_problems
 

@@ -12,11 +12,12 @@ from bench_golden import BENCH_FIXTURES, check_golden, golden_inputs
 from conftest import corpus_files
 
 from ingest.errors import MalformedInput
-from ingest.formats import ParseOptions, detect
+from ingest.formats import ParseOptions
 from ingest.parsers import bench_console
 from ingest.parsers.bench_console import label_key
 from ingest.pipeline import ingest_file
 from ingest.reader import read_head
+from ingest.registry import detect
 
 GOLDEN = golden_inputs(bench_console.KIND)
 SECTION_ONLY = BENCH_FIXTURES / "vllm-console-spec-decoding-section-only.txt"

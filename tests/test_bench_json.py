@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from ingest.errors import MalformedInput
-from ingest.formats import ParseOptions, detect
+from ingest.formats import ParseOptions
 from ingest.parsers import bench_json
+from ingest.registry import detect
 from tests.conftest import FIXTURES, ROOT
 
 K2 = ROOT / "data" / "demo" / "phase-0" / "k2-drafter" / "bench.json"

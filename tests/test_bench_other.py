@@ -11,10 +11,11 @@ from bench_golden import BENCH_FIXTURES, check_golden, golden_inputs
 from conftest import corpus_files
 
 from ingest.errors import MalformedInput
-from ingest.formats import ParseOptions, detect, registered_formats
+from ingest.formats import ParseOptions
 from ingest.parsers import bench_one_batch, bench_table, send_one, vllm_bench
 from ingest.parsers.bench_table import header_key
 from ingest.reader import read_head
+from ingest.registry import detect, registered_formats
 
 PARSERS = {
     bench_one_batch.KIND: bench_one_batch.parse,

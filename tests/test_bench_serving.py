@@ -12,9 +12,10 @@ from conftest import corpus_files
 
 from ingest import store
 from ingest.errors import MalformedInput
-from ingest.formats import ParseOptions, detect
+from ingest.formats import ParseOptions
 from ingest.parsers import bench_serving
 from ingest.reader import read_head
+from ingest.registry import detect
 
 GOLDEN = golden_inputs(bench_serving.KIND)
 

@@ -36,8 +36,8 @@ def test_the_import_walk_sees_a_lazy_import_inside_a_function(tmp_path: Path) ->
 
 def test_import_ingest_loads_no_streamlit_or_plotly() -> None:
     code = (
-        "import sys, ingest, ingest.cli, ingest.store, ingest.formats, dashboard.cli, dashboard.demo\n"
-        "ingest.formats.registered_formats()\n"
+        "import sys, ingest, ingest.cli, ingest.store, ingest.registry, dashboard.cli, dashboard.demo\n"
+        "ingest.registry.registered_formats()\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('streamlit', 'plotly')]\n"
         "print(bad); sys.exit(1 if bad else 0)"
     )
@@ -55,8 +55,8 @@ def test_numba_is_loaded_only_to_read_a_log() -> None:
     store and decisions), which brings the parsers, and must not pay for numba (it never reads a log:
     uploads are ingested by a child process)."""
     code = (
-        "import sys, ingest.pipeline, ingest.formats, dashboard.data\n"
-        "ingest.formats.registered_formats()\n"
+        "import sys, ingest.pipeline, ingest.registry, dashboard.data\n"
+        "ingest.registry.registered_formats()\n"
         "sys.exit('numba' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60).returncode == 0

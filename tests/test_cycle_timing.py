@@ -11,9 +11,10 @@ import pytest
 from conftest import FIXTURES
 
 from ingest.errors import MalformedInput, UnrecognizedFormat
-from ingest.formats import ParseOptions, detect
+from ingest.formats import ParseOptions
 from ingest.parsers import cycle_timing, kineto
 from ingest.pipeline import ingest_paths
+from ingest.registry import detect
 
 TRACES = FIXTURES / "traces"
 CSV = TRACES / "cycle-timing.csv"

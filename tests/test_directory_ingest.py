@@ -19,9 +19,9 @@ import duckdb
 import pytest
 
 from ingest.errors import IngestError
-from ingest.formats import UNRECOGNIZED_HINT, detect, registered_formats
 from ingest.pipeline import ingest_paths
 from ingest.reader import read_all
+from ingest.registry import UNRECOGNIZED_HINT, detect, registered_formats
 from tests.conftest import FIXTURES, ROOT
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde"

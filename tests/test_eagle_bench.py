@@ -11,10 +11,11 @@ from bench_golden import BENCH_FIXTURES, check_golden, golden_inputs
 from conftest import CORPUS, FIXTURES
 
 from ingest.errors import MalformedInput
-from ingest.formats import ParseOptions, detect, registered_formats
+from ingest.formats import ParseOptions
 from ingest.parsers import eagle_bench
 from ingest.pipeline import ingest_file
 from ingest.reader import read_head
+from ingest.registry import detect, registered_formats
 
 GOLDEN = golden_inputs(eagle_bench.KIND)
 PR_4247 = BENCH_FIXTURES / "sglang-eagle-mtbench-pr4247-three-runs.txt"

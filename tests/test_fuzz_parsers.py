@@ -25,9 +25,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ingest.errors import IngestError
-from ingest.formats import Format, ParseOptions, detect, registered_formats
+from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.reader import read_all
+from ingest.registry import detect, registered_formats
 from tests.conftest import FIXTURES
 from tests.reliability_helpers import table_problems
 

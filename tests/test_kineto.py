@@ -27,12 +27,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ingest.errors import MalformedInput
-from ingest.formats import ParseOptions, detect
+from ingest.formats import ParseOptions
 from ingest.model import ParsedSource
 from ingest.parsers import cycle_timing, kineto
 from ingest.parsers.trace_stream import TraceEventStream
 from ingest.pipeline import ingest_paths
 from ingest.reader import read_head
+from ingest.registry import detect
 from ingest.trace_rules import default_rules
 
 TRACES = FIXTURES / "traces"

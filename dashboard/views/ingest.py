@@ -7,7 +7,7 @@ import streamlit as st
 
 from dashboard import queries, ui, uploads
 from dashboard.state import Keys
-from ingest.formats import registered_formats
+from ingest.registry import registered_formats
 
 st.title("Ingest files")
 store = ui.require_store(allow_empty=True)

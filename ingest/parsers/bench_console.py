@@ -277,4 +277,7 @@ FORMAT = Format(
     sniff=sniff,
     parse=parse,
     example="============ Serving Benchmark Result ============",
+    precedence=70,
 )
+
+FORMATS = (FORMAT,)

@@ -275,4 +275,7 @@ FORMAT = Format(
     sniff=sniff,
     parse=parse,
     example='{"format": "specdash.bench/1", … "runs": [{"index": 1, "prompt_tokens": 30, "output_tokens": 2048, "duration_s": 25.0}, …]}',
+    precedence=60,
 )
+
+FORMATS = (FORMAT,)

@@ -76,4 +76,7 @@ FORMAT = Format(
     sniff=sniff,
     parse=parse,
     example='{"run_name": "eagle3", "batch_size": 1, "input_len": 32, "output_len": 2048, "latency": 39.5, … "acc_length": 1.58}',
+    precedence=40,
 )
+
+FORMATS = (FORMAT,)

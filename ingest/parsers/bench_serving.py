@@ -318,4 +318,7 @@ FORMAT = Format(
     sniff=sniff,
     parse=parse,
     example='{"backend": "sglang", "dataset_name": "random", "request_rate": Infinity, "max_concurrency": 1, … "output_throughput": 81.98, …}',
+    precedence=30,
 )
+
+FORMATS = (FORMAT,)

@@ -128,6 +128,7 @@ def as_header(line: str) -> Header | None:
             and "output_tokens" in known
             and known & {"duration_s", "tok_per_s"}
             and not any(as_float(cell)[1] is None for cell in cells)  # a header has no numbers
+            and not any(cell.endswith(":") for cell in cells)  # "Output token throughput (tok/s):  n/a" is a key and its value
         ):
             return Header(cells, columns, line.strip().startswith("|"))
     return None
@@ -327,4 +328,7 @@ FORMAT = Format(
     sniff=sniff,
     parse=parse,
     example="| Run | Tokens | Time (s) | Throughput (tok/s) | Prompt Length |",
+    precedence=90,
 )
+
+FORMATS = (FORMAT,)

@@ -351,4 +351,7 @@ FORMAT = Format(
     sniff=sniff,
     parse=parse,
     example="cycle,phase,ms,rank,variant,session,batch_size",
+    precedence=20,
 )
+
+FORMATS = (FORMAT,)

@@ -351,4 +351,7 @@ FORMAT = Format(
     sniff=sniff,
     parse=parse,
     example="#questions: 80, Throughput: 378.57 token/s, Acceptance length: 5.39",
+    precedence=110,
 )
+
+FORMATS = (FORMAT,)

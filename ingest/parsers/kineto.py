@@ -544,4 +544,7 @@ FORMAT = Format(
     sniff=sniff,
     parse=parse,
     example='"traceEvents": [… {"ph": "X", "cat": "kernel", "name": "nvjet_tst_64x8_64x16_4x1_v_bz_TNT", … "dur": 400, …}',
+    precedence=10,
 )
+
+FORMATS = (FORMAT,)

@@ -99,4 +99,7 @@ FORMAT = Format(
     sniff=sniff,
     parse=parse,
     example="acc_length=1.58",
+    precedence=100,
 )
+
+FORMATS = (FORMAT,)

@@ -643,4 +643,7 @@ FORMAT = Format(
     parse=parse,
     stream=stream,
     example="[2026-01-12 09:16:44 TP0] Decode batch, #running-req: 1, #token: 135, … accept len: 1.60, … gen throughput (token/s): 51.90, …",
+    precedence=130,
 )
+
+FORMATS = (FORMAT,)

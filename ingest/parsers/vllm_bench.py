@@ -207,6 +207,7 @@ FORMAT = Format(
     sniff=sniff_json,
     parse=parse_json,
     example='{"date": "20251020-101500", "endpoint_type": "openai", "label": null, … "output_throughput": 59.08, …}',
+    precedence=50,
 )
 
 SUMMARY_FORMAT = Format(
@@ -215,4 +216,7 @@ SUMMARY_FORMAT = Format(
     sniff=sniff_summary,
     parse=parse_summary,
     example="mean acceptance length: 2.56",
+    precedence=80,
 )
+
+FORMATS = (FORMAT, SUMMARY_FORMAT)

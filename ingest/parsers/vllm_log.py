@@ -495,4 +495,7 @@ FORMAT = Format(
     sniff=sniff,
     parse=parse,
     example="INFO 08-04 20:51:08 [metrics.py:96] SpecDecoding metrics: Mean acceptance length: 2.37, Accepted throughput: 8.90 tokens/s, …",
+    precedence=120,
 )
+
+FORMATS = (FORMAT,)
