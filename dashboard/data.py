@@ -31,6 +31,7 @@ NO_PHASE = "(no phase)"  # how the Phases page names evidence ingested without -
 
 VARIANT = "coalesce(s.variant, '(unlabelled)')"
 TOK_PER_S = "coalesce(r.tok_per_s, r.output_tokens / r.duration_s)"  # a benchmark run's tok/s
+TOKENS_OVER_TIME = "sum(r.output_tokens) / sum(r.duration_s)"  # Σ tokens ÷ Σ time of the runs aggregated
 IN_SCOPE = f"""
     (len($phases) = 0 OR list_contains($phases, s.phase))
     AND (len($variants) = 0 OR list_contains($variants, {VARIANT}))
@@ -50,23 +51,16 @@ def reader(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
         con.close()
 
 
-# What ``{links}`` and ``{windows}`` (the rows of ``$session``) read in ``frame(..., linked=True)``: the tables
-# ingest keeps while they are current, else the views they keep (same columns, same rows).
-KEPT_LINKS = "session_log_links"
-VIEW_LINKS = "session_logs"
-KEPT_WINDOWS = "(SELECT * FROM run_windows WHERE session_id = $session)"
-VIEW_WINDOWS = "run_log_stats_for([$session])"
 
 
 def frame(
     db_path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = (), *, linked: bool = False
 ) -> pd.DataFrame:
-    """``sql``'s rows; with ``linked``, ``sql`` reads ``{links}`` / ``{windows}`` (see KEPT_LINKS)."""
+    """``sql``'s rows; with ``linked``, ``sql`` may read ``linked_logs()`` and ``windows_of(ids)``
+    (``ingest.run_windows.define_readers``: the kept tables while current, else their views)."""
     with reader(db_path) as con:
         if linked:
-            kept = run_windows.is_current(con)
-            chosen = sql.format(links=KEPT_LINKS if kept else VIEW_LINKS, windows=KEPT_WINDOWS if kept else VIEW_WINDOWS)
-            return con.execute(chosen, params).df()
+            run_windows.define_readers(con)
         return con.execute(sql, params).df()
 
 
@@ -191,7 +185,7 @@ SOURCE_FIGURES = f"""
                count(*) AS n_runs,
                count(DISTINCT s.session_id) AS n_sessions,
                avg({TOK_PER_S}) AS mean_of_runs,
-               sum(r.output_tokens) / sum(r.duration_s) AS tokens_over_time,
+               {TOKENS_OVER_TIME} AS tokens_over_time,
                stddev_samp({TOK_PER_S}) AS sd,
                count(*) FILTER (WHERE r.hit_max_tokens = false) AS short_runs,
                min(r.prompt_tokens) AS prompt_min, max(r.prompt_tokens) AS prompt_max,
@@ -281,7 +275,7 @@ def session_summary(db_path: str | Path, phase_list: Sequence[str], variant_list
             SELECT s.session_id, s.phase, {VARIANT} AS variant, s.started_at, 1 AS basis_rank,
                    'benchmark runs' AS basis, 'runs' AS sample_unit,
                    count(*) AS n_runs, avg({TOK_PER_S}) AS mean_of_runs,
-                   sum(r.output_tokens) / sum(r.duration_s) AS tokens_over_time
+                   {TOKENS_OVER_TIME} AS tokens_over_time
             FROM bench_runs r JOIN sessions s USING (session_id)
             WHERE NOT r.is_warmup AND {IN_SCOPE}
             GROUP BY ALL ORDER BY s.started_at NULLS LAST, s.session_id
@@ -306,7 +300,7 @@ def runs(
         f"""
         SELECT {VARIANT} AS variant, s.phase, s.session_id, r.run_index, r.is_warmup,
                r.prompt_tokens, r.output_tokens, r.duration_s,
-               coalesce(r.tok_per_s, r.output_tokens / r.duration_s) AS tok_per_s,
+               {TOK_PER_S} AS tok_per_s,
                r.max_tokens, r.hit_max_tokens, r.started_at, r.ended_at, r.finish_reason
         FROM bench_runs r JOIN sessions s USING (session_id)
         WHERE {IN_SCOPE}
@@ -332,17 +326,13 @@ def accept_length(
     """
     if by not in ("variant", "session", "phase"):
         raise ValueError(f"unknown grouping {by!r}")
-    params: dict[str, Any] = {**scope(phase_list, variant_list, session_list), "by": by}
+    params: dict[str, Any] = {**scope(phase_list, variant_list, session_list), "by": by, "in_scope": None}
     with reader(db_path) as con:
-        if run_windows.is_current(con):
-            windows = "run_windows"
-        else:  # the view, for the sessions in scope only; no range sums, so every line is read
+        if not run_windows.define_readers(con):  # the view computes windows: only for the sessions in scope
             params["in_scope"] = [row[0] for row in con.execute(
                 f"SELECT s.session_id FROM sessions s WHERE {IN_SCOPE}", scope(phase_list, variant_list, session_list)
             ).fetchall()]
-            windows = f"(SELECT *, {RANGES_UNKNOWN} FROM run_log_stats_for(CAST($in_scope AS VARCHAR[])))"
-        benchmark = ACCEPT_LENGTH.format(windows=windows, variant=VARIANT, in_scope=IN_SCOPE)
-        return con.execute(ACCEPT_ANY_EVIDENCE.format(benchmark=benchmark, evidence_in_scope=EVIDENCE_IN_SCOPE), params).df()
+        return con.execute(ACCEPT_LENGTH_ANY_EVIDENCE, params).df()
 
 
 # A group's accept length from the first source it has: its benchmark runs' log windows, else the
@@ -386,11 +376,6 @@ ACCEPT_ANY_EVIDENCE = """
 """
 
 
-RANGES_UNKNOWN = (  # run_windows' range sums, for rows of the view
-    "NULL::BIGINT AS range_lines, NULL::BIGINT AS range_accept_lines, NULL::DOUBLE AS range_tokens_weighted, "
-    "NULL::HUGEINT AS range_tokens_weight, NULL::DOUBLE AS range_drafts_weighted, NULL::HUGEINT AS range_drafts_weight, "
-    "NULL::BOOLEAN AS range_cuda_graph_off, NULL::BOOLEAN AS range_cuda_graph_on"
-)
 # Every decode line numbered inside a measured window's line range counts once per group, however many
 # windows of the group cover it. Windows of a group and log segment whose ranges overlap form an island:
 # a window alone in its island brings its range sums (kept by ingest in run_windows); an island of
@@ -403,7 +388,7 @@ ACCEPT_LENGTH = """
                w.log_source_id, w.segment, w.first_line_no, w.last_line_no,
                w.range_lines, w.range_accept_lines, w.range_tokens_weighted, w.range_tokens_weight,
                w.range_drafts_weighted, w.range_drafts_weight, w.range_cuda_graph_off, w.range_cuda_graph_on
-        FROM {windows} w JOIN sessions s USING (session_id)
+        FROM windows_of($in_scope) w JOIN sessions s USING (session_id)
         WHERE NOT w.is_warmup AND w.first_line_no IS NOT NULL AND {in_scope}
     ), reach AS (
         SELECT *, max(last_line_no) OVER (PARTITION BY session_id, phase, variant, log_source_id, segment
@@ -459,6 +444,9 @@ ACCEPT_LENGTH = """
     GROUP BY session_id, phase, variant
     ORDER BY variant, phase, session_id
 """
+ACCEPT_LENGTH_ANY_EVIDENCE = ACCEPT_ANY_EVIDENCE.format(
+    benchmark=ACCEPT_LENGTH.format(variant=VARIANT, in_scope=IN_SCOPE), evidence_in_scope=EVIDENCE_IN_SCOPE
+)
 
 
 def accept_by_variant(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
@@ -494,7 +482,7 @@ def configs_by_variant(
         f"""
         WITH {EVIDENCE_IN_SCOPE}, keys AS (
             SELECT DISTINCT l.log_source_id, l.segment, {VARIANT} AS variant
-            FROM sessions s JOIN {{links}} l USING (session_id)
+            FROM sessions s JOIN linked_logs() l USING (session_id)
             WHERE {IN_SCOPE}
             UNION ALL  -- a server lifetime's own config, a bench record's server_info, the log linked to a record
             SELECT DISTINCT config_source_id, config_segment, variant FROM ({CONFIG_PLACES.format(sessions="ev")})
@@ -583,12 +571,9 @@ def sessions(
         db_path,
         f"""
         WITH run_figures AS (
-            SELECT session_id,
-                   count(*) FILTER (WHERE NOT r.is_warmup) AS n_runs,
-                   avg({TOK_PER_S}) FILTER (WHERE NOT r.is_warmup) AS mean_tok_per_s,
-                   sum(r.output_tokens) FILTER (WHERE NOT r.is_warmup)
-                       / sum(r.duration_s) FILTER (WHERE NOT r.is_warmup) AS tokens_over_time
-            FROM bench_runs r GROUP BY session_id
+            SELECT session_id, count(*) AS n_runs, avg({TOK_PER_S}) AS mean_tok_per_s,
+                   {TOKENS_OVER_TIME} AS tokens_over_time
+            FROM bench_runs r WHERE NOT r.is_warmup GROUP BY session_id
         )
         SELECT s.session_id, s.origin, s.source_id, s.phase, {VARIANT} AS variant, s.variant_from, s.started_at, s.ended_at,
                coalesce(b.model, s.model) AS model, b.endpoint, b.max_tokens, b.warmup, s.part, s.files,
@@ -610,15 +595,15 @@ def session_runs(db_path: str | Path, session_id: str) -> pd.DataFrame:
     """The session's runs with what the server log says about each (view ``run_log_stats``)."""
     return frame(
         db_path,
-        """
+        f"""
         WITH per_run AS (  -- the run's window with the most decode lines; of equal ones, the lowest log source id's
             SELECT run_index, is_warmup, tokens_per_step, accepted_drafts_per_step,
                    gen_throughput_mean AS log_gen_throughput, decode_lines
-            FROM {windows}
+            FROM windows_of([$session])
             QUALIFY row_number() OVER (PARTITION BY run_index, is_warmup ORDER BY decode_lines DESC, log_source_id, segment) = 1
         )
         SELECT r.run_index, r.is_warmup, r.prompt_tokens, r.output_tokens, r.max_tokens, r.duration_s,
-               coalesce(r.tok_per_s, r.output_tokens / r.duration_s) AS tok_per_s, r.hit_max_tokens,
+               {TOK_PER_S} AS tok_per_s, r.hit_max_tokens,
                p.tokens_per_step, p.accepted_drafts_per_step, p.log_gen_throughput, p.decode_lines,
                r.started_at, r.ended_at, r.finish_reason
         FROM bench_runs r LEFT JOIN per_run p USING (run_index, is_warmup)
@@ -636,7 +621,7 @@ def session_logs(db_path: str | Path, session_id: str) -> pd.DataFrame:
         db_path,
         """
         WITH logs AS (
-            SELECT log_source_id, segment, link_method FROM {links} WHERE session_id = $session
+            SELECT log_source_id, segment, link_method FROM linked_logs() WHERE session_id = $session
             UNION ALL
             SELECT log_source_id, log_segment, link_method FROM evidence_sessions
             WHERE session_id = $session AND log_source_id IS NOT NULL
@@ -662,7 +647,7 @@ def log_windows(db_path: str | Path, session_id: str) -> pd.DataFrame:
         WITH windows AS (
             SELECT run_index, is_warmup, log_source_id, segment, join_method, first_line_no, last_line_no,
                    decode_lines, window_start, window_end
-            FROM {windows}
+            FROM windows_of([$session])
             UNION ALL
             SELECT CAST(NULL AS INTEGER), false, e.log_source_id, e.log_segment, 'lifetime',
                    min(d.line_no), max(d.line_no), count(*), min(d.ts), max(d.ts)
@@ -760,7 +745,7 @@ def session_config(db_path: str | Path, session_id: str) -> pd.DataFrame:
         db_path,
         f"""
         WITH places AS (
-            SELECT log_source_id AS config_source_id, segment AS config_segment FROM {{links}} WHERE session_id = $session
+            SELECT log_source_id AS config_source_id, segment AS config_segment FROM linked_logs() WHERE session_id = $session
             UNION ALL
             SELECT config_source_id, config_segment FROM ({CONFIG_PLACES.format(sessions=ONE_EVIDENCE_SESSION)})
         )
@@ -782,7 +767,7 @@ def variant_config(db_path: str | Path, variant: str, phase: str | None) -> pd.D
         f"""
         SELECT c.*, (s.phase IS NOT DISTINCT FROM $phase) AS same_phase
         FROM sessions s
-        JOIN {{links}} l USING (session_id)
+        JOIN linked_logs() l USING (session_id)
         JOIN server_configs c ON c.source_id = l.log_source_id AND c.segment = l.segment
         WHERE {VARIANT} = $variant
         ORDER BY same_phase DESC, c.ts DESC NULLS LAST LIMIT 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -17,6 +17,9 @@ import streamlit as st
 from dashboard import data, evidence, rawlog
 from dashboard.state import Keys
 from ingest.store import resolve_db_path
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def db_path() -> str:
@@ -57,108 +60,70 @@ def _frozen(value: Any) -> Any:
 
 
 @st.cache_data(show_spinner=False, max_entries=512)
-def _cached(name: str, db: str, change_id: str | None, args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> Any:
-    return getattr(data, name)(db, *args, **dict(kwargs))
+def _cached(
+    name: str, _reader: Callable[..., Any], db: str, change_id: str | None,
+    args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...],
+) -> Any:
+    # ``_reader`` is not hashed (leading underscore): ``name`` stands for it in the key.
+    return _reader(db, *args, **dict(kwargs))
 
 
-def call(name: str, *args: Any, **kwargs: Any) -> Any:
-    """``data.<name>(db, *args, **kwargs)``, cached until the store changes."""
-    frozen_args = tuple(_frozen(a) for a in args)
-    frozen_kwargs = tuple(sorted((k, _frozen(v)) for k, v in kwargs.items()))
-    return _cached(name, db_path(), change_id(), frozen_args, frozen_kwargs)
+def cached(reader: Callable[Concatenate[str, P], R]) -> Callable[P, R]:
+    """``reader`` without its first argument (the store), cached until the store changes.
+
+    One cache for every reader, so a new change id drops them all at once (``forget_older_changes``).
+    """
+    name = f"{reader.__module__}.{reader.__qualname__}"
+
+    def read(*args: P.args, **kwargs: P.kwargs) -> R:
+        frozen_args = tuple(_frozen(a) for a in args)
+        frozen_kwargs = tuple(sorted((k, _frozen(v)) for k, v in kwargs.items()))
+        result: R = _cached(name, reader, db_path(), change_id(), frozen_args, frozen_kwargs)
+        return result
+
+    read.__name__, read.__qualname__, read.__doc__ = reader.__name__, reader.__qualname__, reader.__doc__
+    return read
 
 
-def loader(name: str, *args: Any, **kwargs: Any) -> Callable[[], Any]:
-    """``data.<name>(db, ...)`` to call later, from any thread (a download): uncached, holding only its arguments."""
-    return functools.partial(getattr(data, name), db_path(), *args, **kwargs)
+def loader(reader: Callable[Concatenate[str, P], R], *args: P.args, **kwargs: P.kwargs) -> Callable[[], R]:
+    """``reader(db, ...)`` to call later, from any thread (a download): uncached, holding only its arguments."""
+    return functools.partial(reader, db_path(), *args, **kwargs)
 
 
-def phases() -> list[str]:
-    return call("phases")
-
-
-def variants(phase_list: list[str]) -> list[str]:
-    return call("variants", phase_list)
-
-
-def speculative_variants() -> dict[str, bool]:
-    return call("speculative_variants")
-
-
-def variant_summary(phase_list: list[str], variant_list: list[str], by_phase: bool = False) -> pd.DataFrame:
-    return call("variant_summary", phase_list, variant_list, by_phase=by_phase)
-
-
-def session_summary(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
-    return call("session_summary", phase_list, variant_list)
-
-
-def runs(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
-    return call("runs", phase_list, variant_list)
-
-
-def accept_length(phase_list: list[str], variant_list: list[str], by: str = "variant") -> pd.DataFrame:
-    return call("accept_length", phase_list, variant_list, by=by)
-
-
-def configs_by_variant(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
-    return call("configs_by_variant", phase_list, variant_list)
-
-
-def measured_cycles(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
-    return call("measured_cycles", phase_list, variant_list)
-
-
-def phase_overview() -> pd.DataFrame:
-    return call("phase_overview")
-
-
-def sessions(phase_list: list[str] | None = None, variant_list: list[str] | None = None) -> pd.DataFrame:
-    return call("sessions", phase_list or [], variant_list or [])
-
-
-def session_runs(session_id: str) -> pd.DataFrame:
-    return call("session_runs", session_id)
-
-
-def session_logs(session_id: str) -> pd.DataFrame:
-    return call("session_logs", session_id)
-
-
-def log_windows(session_id: str) -> pd.DataFrame:
-    return call("log_windows", session_id)
-
-
-def bench_record(session_id: str) -> pd.DataFrame:
-    return call("bench_record", session_id)
+# The pages' readers: ``dashboard.data``'s functions, same names and arguments, without the store.
+phases = cached(data.phases)
+variants = cached(data.variants)
+speculative_variants = cached(data.speculative_variants)
+variant_summary = cached(data.variant_summary)
+variant_sources = cached(data.variant_sources)
+session_summary = cached(data.session_summary)
+runs = cached(data.runs)
+accept_length = cached(data.accept_length)
+configs_by_variant = cached(data.configs_by_variant)
+measured_cycles = cached(data.measured_cycles)
+phase_overview = cached(data.phase_overview)
+sessions = cached(data.sessions)
+session_runs = cached(data.session_runs)
+session_logs = cached(data.session_logs)
+log_windows = cached(data.log_windows)
+bench_record = cached(data.bench_record)
+decode_series = cached(data.decode_series)
+prefill_events = cached(data.prefill_events)
+session_config = cached(data.session_config)
+variant_config = cached(data.variant_config)
+decisions = cached(data.decisions)
+sources = cached(data.sources)
+has_traces = cached(data.has_traces)
+trace_overview = cached(data.trace_overview)
+cycle_composition = cached(data.cycle_composition)
+cycle_distribution = cached(data.cycle_distribution)
+rank_breakdown = cached(data.rank_breakdown)
+top_kernels = cached(data.top_kernels)
 
 
 def session_sources(session_id: str) -> pd.DataFrame:
-    return call("variant_sources", [], [], [session_id])
-
-
-def decode_series(log_keys: list[str], start: Any = None, end: Any = None) -> pd.DataFrame:
-    return call("decode_series", log_keys, start, end)
-
-
-def prefill_events(log_keys: list[str], start: Any = None, end: Any = None) -> pd.DataFrame:
-    return call("prefill_events", log_keys, start, end)
-
-
-def session_config(session_id: str) -> pd.DataFrame:
-    return call("session_config", session_id)
-
-
-def variant_config(variant: str, phase: str | None) -> pd.DataFrame:
-    return call("variant_config", variant, phase)
-
-
-def decisions() -> pd.DataFrame:
-    return call("decisions")
-
-
-def sources() -> pd.DataFrame:
-    return call("sources")
+    """Every throughput source of one session (``data.variant_sources`` narrowed to it)."""
+    return variant_sources([], [], [session_id])
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -194,31 +159,3 @@ def raw_window(path: str, size: int | None, first: int, last: int) -> rawlog.Raw
     except OSError:
         on_disk = None
     return _raw_window(path, None if size is None else int(size), int(first), int(last), on_disk)
-
-
-def has_traces() -> bool:
-    return call("has_traces")
-
-
-def trace_overview(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
-    return call("trace_overview", phase_list, variant_list)
-
-
-def variant_sources(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
-    return call("variant_sources", phase_list, variant_list)
-
-
-def cycle_composition(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
-    return call("cycle_composition", phase_list, variant_list)
-
-
-def cycle_distribution(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
-    return call("cycle_distribution", phase_list, variant_list)
-
-
-def rank_breakdown(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
-    return call("rank_breakdown", phase_list, variant_list)
-
-
-def top_kernels(phase_list: list[str], variant_list: list[str]) -> pd.DataFrame:
-    return call("top_kernels", phase_list, variant_list)

@@ -57,7 +57,7 @@ def test_dense_runs_are_drawn_with_webgl_and_show_the_same_points(monkeypatch: p
 
 def test_a_loader_reads_the_same_frame_later_without_holding_it(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPECDASH_DB", str(demo_db))
-    load = queries.loader("runs", ["phase-0"], ["baseline", "k2-drafter"])
+    load = queries.loader(data.runs, ["phase-0"], ["baseline", "k2-drafter"])
     assert not any(isinstance(value, pd.DataFrame) for value in load.args)
     pd.testing.assert_frame_equal(load(), data.runs(demo_db, ["phase-0"], ["baseline", "k2-drafter"]))
 
@@ -66,14 +66,21 @@ def test_cached_results_of_an_older_change_are_dropped(demo_db: Path, monkeypatc
     monkeypatch.setenv("SPECDASH_DB", str(demo_db))
     monkeypatch.setattr(queries, "_latest_change", [])
     queries.forget_older_changes((str(demo_db), "first"))
-    queries._cached("phases", str(demo_db), "first", (), ())
-    calls = []
-    monkeypatch.setattr(data, "phases", lambda db: calls.append(db) or ["phase-0"])
-    queries._cached("phases", str(demo_db), "first", (), ())
-    assert calls == []  # still cached
+    calls: list[str] = []
+
+    def counted_phases(db: str) -> list[str]:
+        calls.append(db)
+        return ["phase-0"]
+
+    def read() -> None:
+        queries._cached("dashboard.data.phases", counted_phases, str(demo_db), "first", (), ())
+
+    read()
+    read()
+    assert calls == [str(demo_db)]  # the second read was cached
     queries.forget_older_changes((str(demo_db), "second"))
-    queries._cached("phases", str(demo_db), "first", (), ())
-    assert calls == [str(demo_db)]  # recomputed: the older change's entries were dropped
+    read()
+    assert calls == [str(demo_db)] * 2  # recomputed: the older change's entries were dropped
 
 
 def test_memory_hints_are_harmless_to_call_repeatedly() -> None:
@@ -111,3 +118,15 @@ def test_a_busy_compare_page_waits_for_a_click_before_its_long_runs_table(
     toggle.set_value(True).run()
     table = next(frame for frame in app.dataframe if frame.key == "w_compare_runs")
     assert len(table.value) == 5500
+
+
+def test_cached_readers_keep_the_readers_names_and_call_them_once_per_change(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPECDASH_DB", str(demo_db))
+    monkeypatch.setattr(queries, "_latest_change", [])
+    queries._cached.clear()
+    assert queries.runs.__name__ == "runs" and queries.runs.__doc__ == data.runs.__doc__
+    pd.testing.assert_frame_equal(queries.runs(["phase-0"], ["baseline"]), data.runs(demo_db, ["phase-0"], ["baseline"]))
+    assert queries.phases() == data.phases(demo_db)
+    assert queries.variants(["phase-0"]) != queries.phases()  # two readers, two cache entries, no collision

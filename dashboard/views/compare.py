@@ -9,6 +9,7 @@ import streamlit as st
 from dashboard import (
     analysis,
     charts,
+    data,
     definitions,
     frames,
     queries,
@@ -178,7 +179,7 @@ with st.expander(f"Measured runs ({int((~runs['is_warmup']).sum())}) — click o
         if run_rows:
             picked_run = measured.iloc[run_rows[0]]
             open_run(picked_run["session_id"], int(picked_run["run_index"]))
-    ui.export_buttons(queries.loader("runs", selection.phases, selection.variants), "runs")
+    ui.export_buttons(queries.loader(data.runs, selection.phases, selection.variants), "runs")
 
 # --- share --------------------------------------------------------------------------------------
 st.subheader("Share")
@@ -190,7 +191,7 @@ with left:
     # the page's frames alive as long as the browser session.
     make_report = functools.partial(
         report.compare_report_of, selection_text, shown.copy(), frames.findings_table(findings),
-        queries.loader("runs", selection.phases, selection.variants), comparison, metric_label,
+        queries.loader(data.runs, selection.phases, selection.variants), comparison, metric_label,
         baseline if has_baseline else None, link, store.get("demo", False),
     )
     ui.download("HTML report", make_report, f"specdash-compare-{pd.Timestamp.now():%Y%m%d-%H%M}.html", "text/html",
