@@ -137,21 +137,21 @@ RANGES_UNKNOWN = (
     "NULL::HUGEINT AS range_tokens_weight, NULL::DOUBLE AS range_drafts_weighted, NULL::HUGEINT AS range_drafts_weight, "
     "NULL::BOOLEAN AS range_cuda_graph_off, NULL::BOOLEAN AS range_cuda_graph_on"
 )
-READ_FROM_KEPT = (
-    "CREATE OR REPLACE TEMP MACRO linked_logs() AS TABLE SELECT * FROM session_log_links",
-    "CREATE OR REPLACE TEMP MACRO windows_of(session_ids) AS TABLE "
-    "SELECT * FROM run_windows WHERE session_ids IS NULL OR session_id IN (SELECT unnest(CAST(session_ids AS VARCHAR[])))",
-)
-READ_FROM_VIEWS = (
-    "CREATE OR REPLACE TEMP MACRO linked_logs() AS TABLE SELECT * FROM session_logs",
-    "CREATE OR REPLACE TEMP MACRO windows_of(session_ids) AS TABLE "
-    f"SELECT *, {RANGES_UNKNOWN} FROM run_log_stats_for(CAST(session_ids AS VARCHAR[]))",
-)
+READ_FROM_KEPT = """
+    CREATE OR REPLACE TEMP MACRO linked_logs() AS TABLE SELECT * FROM session_log_links;
+    CREATE OR REPLACE TEMP MACRO windows_of(session_ids) AS TABLE
+        SELECT * FROM run_windows
+        WHERE session_ids IS NULL OR session_id IN (SELECT unnest(CAST(session_ids AS VARCHAR[])));
+"""
+READ_FROM_VIEWS = f"""
+    CREATE OR REPLACE TEMP MACRO linked_logs() AS TABLE SELECT * FROM session_logs;
+    CREATE OR REPLACE TEMP MACRO windows_of(session_ids) AS TABLE
+        SELECT *, {RANGES_UNKNOWN} FROM run_log_stats_for(CAST(session_ids AS VARCHAR[]));
+"""
 
 
 def define_readers(con: duckdb.DuckDBPyConnection) -> bool:
     """Define ``linked_logs()`` and ``windows_of(ids)`` on a (read-only) connection; True when they read the kept tables."""
     kept = is_current(con)
-    for statement in READ_FROM_KEPT if kept else READ_FROM_VIEWS:
-        con.execute(statement)
+    con.execute(READ_FROM_KEPT if kept else READ_FROM_VIEWS)
     return kept
