@@ -9,17 +9,24 @@ PORT   ?= 8501
 
 .PHONY: run test check demo bench browser clean
 
+# pip is quiet and takes about a minute the first time, so each step says what it is doing first.
 $(VENV)/.installed: pyproject.toml
-	@$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install python3-venv (Debian: apt-get install python3-venv)"; exit 1; }
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	@if [ ! -x $(PY) ]; then \
+		echo "creating $(VENV)…"; \
+		$(PYTHON) -m venv $(VENV) || { echo "python3 -m venv failed: install python3-venv (Debian: apt-get install python3-venv)"; exit 1; }; \
+	fi
+	@echo "installing specdash (first time: about a minute)…"
+	@$(PY) -m pip install --quiet --upgrade pip
+	@$(PY) -m pip install --quiet -e '.[test]'
 	@touch $@
 
 demo: $(VENV)/.installed
-	$(VENV)/bin/specdash demo --db $(DB)
+	@echo "building the demo store $(DB)…"
+	@$(VENV)/bin/specdash demo --db $(DB)
 
+# `specdash serve` checks the port and the store, then prints the address to open (http://127.0.0.1:PORT).
 run: demo
-	$(VENV)/bin/specdash serve --db $(DB) --port $(PORT)
+	@$(VENV)/bin/specdash serve --db $(DB) --port $(PORT)
 
 browser:
 	@bash .ci/ensure-chromium

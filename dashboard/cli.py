@@ -5,14 +5,18 @@ imports ``dashboard``. One function per subcommand, each a thin layer over the l
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import socket
 import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
 from ingest import cli as store_cli
 from ingest import store
-from ingest.errors import DecisionError, NoStore
+from ingest.errors import DecisionError, NoStore, SpecdashError, StoreError
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -58,8 +62,18 @@ def cmd_decide(args: argparse.Namespace) -> int:
 DISCONNECTED_SESSION_TTL_S = 10
 
 
+class ServeError(SpecdashError):
+    """`specdash serve` cannot start: its address is taken or unusable."""
+
+    title = "Cannot serve"
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     db = store.resolve_db_path(args.db).resolve()
+    # Both checks come before any output: a server that announces itself and then dies leaves the
+    # user at a dead URL, and a store that is not a store shows the same error on every page.
+    check_store_file(db)
+    check_port_free(args.host, args.port)
     app = Path(__file__).resolve().parent / "app.py"
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(
@@ -81,10 +95,191 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # Streamlit's default 120 s; the selection lives in the URL, so a reconnect loses nothing.
         "--server.disconnectedSessionTTL", str(DISCONNECTED_SESSION_TTL_S),
     ]
-    print(f"specdash: serving {db} on http://{args.host}:{args.port}", flush=True)
+    print(f"specdash: serving {db} on {http_url(args.host, args.port)} (open it in a browser; Ctrl+C stops)", flush=True)
     # Become the Streamlit process, so stopping `specdash serve` stops the server (no orphaned child).
     os.execve(sys.executable, command, env)
     return 0  # not reached
+
+
+def http_url(host: str, port: int) -> str:
+    """The address to open; an IPv6 literal needs brackets in a URL."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+# --- the store file: a DuckDB store, or not there yet ---------------------------------------------
+
+# Every DuckDB database file starts with an 8-byte checksum followed by this magic (checked
+# against files written by duckdb 2.0); reading 12 bytes opens nothing, locks nothing.
+DUCKDB_MAGIC = b"DUCK"
+DUCKDB_MAGIC_OFFSET = 8
+STORE_HINT = "pass --db with a store (`specdash ingest FILES --db STORE.duckdb` loads data files into one)"
+
+
+def check_store_file(db: Path) -> None:
+    """Refuse a ``db`` that exists but is not a DuckDB store; a missing one is fine (the app says
+    "no store yet" and its Ingest page creates it)."""
+    if not db.exists():
+        return
+    if db.is_dir():
+        raise StoreError(db, "is a directory, not a DuckDB store", hint=STORE_HINT)
+    try:
+        with db.open("rb") as file:
+            header = file.read(DUCKDB_MAGIC_OFFSET + len(DUCKDB_MAGIC))
+    except OSError as error:
+        raise StoreError(db, f"cannot read it ({error.strerror})", hint="check the file's permissions") from error
+    if header[DUCKDB_MAGIC_OFFSET:] != DUCKDB_MAGIC:
+        raise StoreError(db, "not a DuckDB store", hint=STORE_HINT)
+
+
+# --- the port: free, or who holds it --------------------------------------------------------------
+
+FREE_PORT_SEARCH = 20  # how many ports above a taken one are tried for the hint
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Bind (then release) the address Streamlit will listen on; raise ``ServeError`` if it is unusable."""
+    if not 1 <= port <= 65535:
+        raise ServeError(None, f"--port {port}: not a TCP port", hint="pass --port N with N between 1024 and 65535")
+    try:
+        try_bind(host, port)
+    except socket.gaierror as error:
+        raise ServeError(None, f"--host {host}: cannot resolve it ({error.strerror})",
+                         hint="pass --host 127.0.0.1 or an address of this machine") from error
+    except OSError as error:
+        raise port_error(host, port, error) from error
+
+
+def try_bind(host: str, port: int) -> None:
+    """Bind the socket Streamlit's server binds (streamlit/web/server/starlette: one socket, its
+    family from the address), so what passes here passes there."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # SO_REUSEADDR as Streamlit sets it: a port left in TIME_WAIT by a server just stopped is
+        # free, while Linux still refuses a port that someone listens on.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)  # "::" takes IPv4 too, as there
+        probe.bind((host, port))
+
+
+def port_error(host: str, port: int, error: OSError) -> ServeError:
+    if error.errno == errno.EADDRINUSE:
+        holder = port_holder(port)
+        free = next_free_port(host, port)
+        instead = f"pass --port {free} (free)" if free else "pass --port N"
+        return ServeError(None, f"port {port} on {host} is already in use by {holder.description}",
+                          hint=f"{instead} or stop {holder.stop_what}")
+    if error.errno == errno.EACCES:
+        return ServeError(None, f"port {port}: ports below 1024 need root", hint="pass --port N with N of 1024 or more")
+    if error.errno == errno.EADDRNOTAVAIL:
+        return ServeError(None, f"--host {host}: not an address of this machine",
+                          hint="pass --host 127.0.0.1 or an address of this machine")
+    return ServeError(None, f"cannot listen on {host}:{port} ({error.strerror})", hint="pass another --port or --host")
+
+
+def next_free_port(host: str, port: int) -> int | None:
+    for candidate in range(port + 1, min(port + FREE_PORT_SEARCH, 65535) + 1):
+        try:
+            try_bind(host, candidate)
+        except OSError:
+            continue
+        return candidate
+    return None
+
+
+@dataclass(frozen=True)
+class PortHolder:
+    description: str  # "PID 4722 (python3 -m http.server 8501)"
+    stop_what: str  # "PID 4722", "that process"
+
+
+@dataclass(frozen=True)
+class ListeningSocket:
+    inode: int
+    uid: int
+
+
+PROC_NET_TCP = ("/proc/net/tcp", "/proc/net/tcp6")
+TCP_LISTEN = "0A"  # the state column of /proc/net/tcp*
+COMMAND_SHOWN_CHARS = 100  # the error stays one line
+
+
+def port_holder(port: int) -> PortHolder:
+    """Who listens on ``port``, from Linux's /proc; a process of another user (or another network
+    namespace) cannot be named, and the description says so."""
+    sockets = listening_sockets(port)
+    pids = sorted({pid for listener in sockets if (pid := pid_with_socket(listener.inode)) is not None})
+    if pids:
+        named = ", ".join(f"PID {pid} ({process_command(pid)})" for pid in pids)
+        return PortHolder(named, ", ".join(f"PID {pid}" for pid in pids))
+    others = sorted({listener.uid for listener in sockets if listener.uid != os.getuid()})
+    if others:
+        users = ", ".join(f"uid {uid} ({user_name(uid)})" for uid in others)
+        return PortHolder(f"another user's process ({users}; its name is not visible to you)", "that process")
+    return PortHolder("a process this check cannot see (another user's, or outside this container)", "that process")
+
+
+def listening_sockets(port: int, tables: Iterable[str] = PROC_NET_TCP) -> list[ListeningSocket]:
+    found: list[ListeningSocket] = []
+    for table in tables:
+        try:
+            text = Path(table).read_text()
+        except OSError:  # not Linux, or /proc not mounted: the holder stays unnamed
+            continue
+        found.extend(parse_listening_sockets(text, port))
+    return found
+
+
+def parse_listening_sockets(table_text: str, port: int) -> list[ListeningSocket]:
+    """LISTEN rows for ``port`` in a /proc/net/tcp* table (columns: sl local rem st ... uid timeout inode)."""
+    found = []
+    for row in table_text.splitlines()[1:]:
+        fields = row.split()
+        if len(fields) < 10:
+            continue
+        local_port = int(fields[1].rsplit(":", 1)[1], 16)
+        if fields[3] == TCP_LISTEN and local_port == port:
+            found.append(ListeningSocket(inode=int(fields[9]), uid=int(fields[7])))
+    return found
+
+
+def pid_with_socket(inode: int, proc: Path = Path("/proc")) -> int | None:
+    """The process with a file descriptor on socket ``inode``; only this user's processes can be read."""
+    wanted = f"socket:[{inode}]"
+    for process in proc.iterdir():
+        if not process.name.isdigit():
+            continue
+        try:
+            descriptors = list((process / "fd").iterdir())
+        except OSError:  # another user's process, or one that just ended
+            continue
+        for descriptor in descriptors:
+            try:
+                if os.readlink(descriptor) == wanted:
+                    return int(process.name)
+            except OSError:
+                continue
+    return None
+
+
+def process_command(pid: int) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        command = " ".join(raw.replace(b"\0", b" ").decode(errors="replace").split())  # one line, even for `python -c`
+        command = command or Path(f"/proc/{pid}/comm").read_text().strip()  # kernel threads have no cmdline
+    except OSError:
+        return "command not readable"
+    shown = command[:COMMAND_SHOWN_CHARS]
+    return shown + "…" if len(command) > COMMAND_SHOWN_CHARS else shown
+
+
+def user_name(uid: int) -> str:
+    import pwd  # Unix only, like /proc: imported where it is used so the CLI still imports elsewhere
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return "no such user here"
 
 
 def build_parser() -> argparse.ArgumentParser:
