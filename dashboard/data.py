@@ -504,6 +504,27 @@ def configs_by_variant(
     )
 
 
+# The slowest rank sets the pace: per profile (trace files sharing a profile_id, else one file) and
+# cycle kind, the rank with the longest median over complete cycles (cycle_totals), with how many
+# ranks and cycles the profile has. Reads $phases and $variants.
+PACE = """
+    rank_medians AS (
+        SELECT coalesce(t.profile_id, c.source_id) AS profile_key, c.variant, c.cycle_kind, c.source_id, c.rank,
+               median(c.cycle_ms) AS median_cycle_ms, count(*) AS cycles
+        FROM cycle_totals c LEFT JOIN trace_ranks t USING (source_id, rank)
+        WHERE c.variant IS NOT NULL
+          AND (len($phases) = 0 OR list_contains($phases, c.experiment_phase))
+          AND (len($variants) = 0 OR list_contains($variants, c.variant))
+        GROUP BY ALL
+    ), pace AS (
+        SELECT *, count(*) OVER profile AS ranks_in_profile, sum(cycles) OVER profile AS profile_cycles
+        FROM rank_medians
+        WINDOW profile AS (PARTITION BY profile_key, variant, cycle_kind)
+        QUALIFY row_number() OVER (PARTITION BY profile_key, variant, cycle_kind ORDER BY median_cycle_ms DESC, rank) = 1
+    )
+"""
+
+
 def measured_cycles(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
     """Cycle time measured by profiler traces (views of migration 004), per variant.
 
@@ -516,23 +537,11 @@ def measured_cycles(db_path: str | Path, phase_list: Sequence[str], variant_list
         if not {"cycle_totals", "trace_ranks"} <= relations(con):
             return pd.DataFrame(columns=["variant", "cycle_kind", "cycle_ms", "profiles", "ranks", "cycles"])
         return con.execute(
-            """
-            WITH per_rank AS (
-                SELECT coalesce(t.profile_id, c.source_id) AS profile_key, c.variant, c.cycle_kind, c.rank,
-                       median(c.cycle_ms) AS median_cycle_ms, count(*) AS cycles
-                FROM cycle_totals c LEFT JOIN trace_ranks t USING (source_id, rank)
-                WHERE c.variant IS NOT NULL
-                  AND (len($phases) = 0 OR list_contains($phases, c.experiment_phase))
-                  AND (len($variants) = 0 OR list_contains($variants, c.variant))
-                GROUP BY ALL
-            ), per_profile AS (
-                SELECT profile_key, variant, cycle_kind, max(median_cycle_ms) AS pace_ms,
-                       count(*) AS ranks, sum(cycles) AS cycles
-                FROM per_rank GROUP BY ALL
-            )
-            SELECT variant, cycle_kind, median(pace_ms) AS cycle_ms, count(*) AS profiles,
-                   sum(ranks) AS ranks, sum(cycles) AS cycles
-            FROM per_profile GROUP BY ALL ORDER BY variant, cycle_kind
+            f"""
+            WITH {PACE}
+            SELECT variant, cycle_kind, median(median_cycle_ms) AS cycle_ms, count(*) AS profiles,
+                   sum(ranks_in_profile) AS ranks, sum(profile_cycles) AS cycles
+            FROM pace GROUP BY ALL ORDER BY variant, cycle_kind
             """,
             {"phases": list(phase_list), "variants": list(variant_list)},
         ).df()
@@ -863,22 +872,11 @@ def cycle_composition(db_path: str | Path, phase_list: Sequence[str], variant_li
         db_path,
         f"""
         WITH parts AS (
-            SELECT p.variant, p.cycle_kind, p.source_id, p.rank, p.cycle_idx, p.cycle_ms,
-                   coalesce(t.profile_id, p.source_id) AS profile_key,
+            SELECT p.variant, p.cycle_kind, p.source_id, p.rank, coalesce(t.profile_id, p.source_id) AS profile_key,
                    {COMPONENT} AS component, p.kernel_class = 'communication' AS is_comm, p.duration_ms
             FROM cycle_phase_times p LEFT JOIN trace_ranks t USING (source_id, rank)
             WHERE p.complete AND p.cycle_kind IN ('speculative', 'decode') AND p.variant IS NOT NULL AND {TRACE_SCOPE}
-        ), ranks AS (
-            SELECT profile_key, variant, cycle_kind, source_id, rank,
-                   median(cycle_ms) AS median_cycle_ms, count(DISTINCT cycle_idx) AS cycles
-            FROM (SELECT DISTINCT profile_key, variant, cycle_kind, source_id, rank, cycle_idx, cycle_ms FROM parts)
-            GROUP BY ALL
-        ), pace AS (
-            SELECT *, count(*) OVER (PARTITION BY profile_key, variant, cycle_kind) AS ranks_in_profile
-            FROM ranks
-            QUALIFY row_number() OVER (PARTITION BY profile_key, variant, cycle_kind
-                                       ORDER BY median_cycle_ms DESC, rank) = 1
-        ), per_profile AS (
+        ), {PACE}, per_profile AS (
             SELECT pa.variant, pa.cycle_kind, pa.profile_key, p.component,
                    sum(p.duration_ms) / any_value(pa.cycles) AS mean_ms,
                    sum(p.duration_ms) FILTER (WHERE p.is_comm) / any_value(pa.cycles) AS comm_ms,
