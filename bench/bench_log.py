@@ -41,10 +41,37 @@ TARGET_MB_S = 300.0
 TARGET_VS_PYTHON = 4.0
 TARGET_RSS_MB = 500.0
 SAME_RSS_TOLERANCE = 1.25  # "the same" peak RSS at 10× the input: within 25 %
+LIFETIMES = 1_898  # a CI box that restarts the server per run: each lifetime starts with a server_args dump
+TARGET_VS_NO_DUMPS = 1.5  # reading the dumps may cost at most half again the rest (3.4× before the fast path)
 
 
 def log_input(size: int) -> Path:
     return cached_input(f"sglang-server-{size // MB}MB.log", [BENCH / "gen_log.py"], lambda path: gen_log.generate(path, size))
+
+
+def lifetimes_input(lifetimes: int, dumps: bool) -> Path:
+    name = f"sglang-{lifetimes}-lifetimes{'' if dumps else '-no-dumps'}.log"
+    return cached_input(name, [BENCH / "gen_log.py"], lambda path: gen_log.generate_lifetimes(path, lifetimes, dumps=dumps))
+
+
+def lifetimes_rows(scale: float, repeats: int, scratch: Path) -> list[Row]:
+    """A log of many short lifetimes, against the same log without its server_args dumps."""
+    lifetimes = max(10, int(LIFETIMES * scale))
+    with_dumps, without = lifetimes_input(lifetimes, True), lifetimes_input(lifetimes, False)
+    seconds: dict[bool, list[float]] = {True: [], False: []}
+    for attempt in range(repeats):
+        for dumps, path in ((True, with_dumps), (False, without)):
+            log(f"log ingest, {lifetimes:,} lifetimes {attempt + 1}/{repeats}: {'with' if dumps else 'without'} dumps")
+            for stale in scratch.glob("lifetimes.duckdb*"):
+                stale.unlink()
+            seconds[dumps].append(checked(run_child([SPECDASH, "ingest", path, "--db", scratch / "lifetimes.duckdb"]), "specdash ingest").wall_s)
+    mb, dumps_mb = with_dumps.stat().st_size / MB, (with_dumps.stat().st_size - without.stat().st_size) / MB
+    ratio = median(seconds[True]) / median(seconds[False])
+    return [
+        Row(f"ingest of {lifetimes:,} server lifetimes, {mb:,.0f} MB ({dumps_mb:,.0f} MB of server_args dumps) (s)",
+            f"{median(seconds[True]):.2f}", spread(seconds[True]), f"{median(seconds[False]):.2f} without the dumps",
+            f"{ratio:.2f}×", f"≤ {TARGET_VS_NO_DUMPS}× without", ratio <= TARGET_VS_NO_DUMPS),
+    ]
 
 
 def clear_compiled_reader() -> int:
@@ -99,6 +126,7 @@ def run(scale: float, repeats: int) -> Section:
             f"{median(small_s):.2f} (every later run)", "", "", None)
     )
     section.rows.append(Row("… its peak RSS (MB)", f"{first_use.peak_rss_mb:,.0f}", "", "", "", "", None))
+    section.rows += lifetimes_rows(scale, repeats, scratch)
     return section
 
 

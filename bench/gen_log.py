@@ -247,6 +247,22 @@ def _era_blocks(era: Era, clock: Clock, rng: np.random.Generator, forward_ct: li
         yield steady_lines(era, clock, rng, CHUNK_LINES, forward_ct)
 
 
+def generate_lifetimes(path: Path, lifetimes: int, lines_per_lifetime: int = 12, seed: int = SEED, dumps: bool = True) -> None:
+    """A log of many short server lifetimes (a CI box restarting the server per run): each a start-up
+    with its ``server_args`` dump, then a few stats lines. ``dumps=False`` leaves the dumps out, the
+    reference that shows what reading them costs."""
+    rng = np.random.default_rng(seed)
+    with open(path, "wb", buffering=1 << 22) as out:
+        for index in range(lifetimes):
+            era = ERAS[index % len(ERAS)]
+            clock = Clock(era.start + timedelta(hours=index))
+            lines = startup(era, clock, rng)
+            if not dumps:
+                lines = [line for line in lines if "server_args=" not in line]
+            lines += steady_lines(era, clock, rng, lines_per_lifetime, [1000])
+            out.write(("\n".join(lines) + "\n").encode())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", type=Path)

@@ -4,10 +4,16 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from bench import gen_log
 from ingest.parsers.pyrepr import (
     ReprError,
+    ast_call_repr,
+    ast_dict_repr,
     parse_call_repr,
     parse_dict_repr,
     parse_keyword_list,
@@ -114,3 +120,69 @@ def test_code_in_a_repr_is_never_run(tmp_path: Path) -> None:
 def test_text_that_is_no_repr_is_an_error(text: str) -> None:
     with pytest.raises(ReprError):
         parse_repr(text)
+
+
+# --- the fast path reads what ast reads -------------------------------------------------------
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def both_paths(text: str) -> tuple[object, object]:
+    if text.lstrip().startswith("{"):
+        return parse_dict_repr(text), ast_dict_repr(text.strip())
+    return parse_call_repr(text), ast_call_repr(text.strip())
+
+
+def fixture_dumps() -> list[str]:
+    dumps = []
+    for path in sorted(FIXTURES.rglob("*.log")):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if "server_args=" in line:
+                dumps.append(line.split("server_args=", 1)[1])
+    return dumps
+
+
+def test_the_fast_path_reads_every_fixture_dump_as_ast_does() -> None:
+    dumps = fixture_dumps()
+    assert len(dumps) >= 10
+    for dump in dumps:
+        fast, reference = both_paths(dump)
+        assert fast == reference, dump[:120]
+
+
+def test_the_fast_path_reads_the_benchmark_dumps_as_ast_does() -> None:
+    rng = np.random.default_rng(7)
+    for era in gen_log.ERAS:
+        dump = gen_log.server_args(era, rng).split("server_args=", 1)[1]
+        fast, reference = both_paths(dump)
+        assert fast == reference
+
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**20, 10**20),
+    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12),
+)
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+                      | st.tuples(inner, inner), max_leaves=8)
+keys = st.from_regex(r"[a-z_][a-z0-9_]{0,12}", fullmatch=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(keys, values, min_size=1, max_size=8))
+def test_any_dataclass_or_dict_repr_reads_the_same_on_both_paths(config: dict[str, object]) -> None:
+    call = "ServerArgs(" + ", ".join(f"{key}={value!r}" for key, value in config.items()) + ")"
+    assert both_paths(call)[0] == both_paths(call)[1]
+    assert both_paths(repr(config))[0] == both_paths(repr(config))[1]
+
+
+@pytest.mark.parametrize("text", [
+    "ServerArgs(a=1, a=2)",  # repeated keyword: ast refuses the call, the tolerant path keeps the last
+    "ServerArgs(load_format=<LoadFormat.AUTO: 'auto'>, tp_size=8)",
+    "ServerArgs(x=inf, y=-1e-05, z=007, w=1_000, v=0x10, u=1.)",
+    "ServerArgs(path='a\\\\b', quote=\"it's\", t=(1, 2), d=device(type='cuda'))",
+    "{'a': 1, 'b': [1, 'x, y'], 'c': {'d': None}}",
+    "ServerArgs(model='m', cut_short=[1, 2",
+])
+def test_edge_cases_read_the_same_on_both_paths(text: str) -> None:
+    fast, reference = both_paths(text)
+    assert fast == reference

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -578,3 +580,14 @@ def test_parse_reports_progress_through_the_options(tmp_path: Path) -> None:
     seen: list[tuple[int, int]] = []
     sglang_log.parse(source, ParseOptions(on_progress=lambda done, total: seen.append((done, total))))
     assert seen[-1] == (source.stat().st_size, source.stat().st_size)
+
+
+@pytest.mark.parametrize("config", [
+    {"model_path": "/m", "cuda_graph_bs": [1, 2], "nested": {"d": (1, 2)}, "name": "ü"},
+    {"ratio": math.inf, "scores": [math.nan, -math.inf]},
+    {"outer": [{"inner": {None: 1, True: 2}}]},  # json.dumps would spell these keys null/true
+    {"odd": object()},
+])
+def test_config_json_text_is_the_same_on_the_fast_path(config: dict[str, Any]) -> None:
+    slow = json.dumps(sglang_log._finite(config), ensure_ascii=False, default=str)
+    assert sglang_log.to_json_text(config) == slow

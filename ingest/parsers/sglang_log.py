@@ -38,7 +38,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -483,21 +483,23 @@ class _FileState:
         tokens = accept.tokens_per_step_from_sglang_accept_len(accept_len)
         rate_drafts = np.full(table.num_rows, np.nan)
         configs = {row["segment"]: row for row in self.config_rows}
-        for segment in _segments_in(segments):
-            rows = segments == segment
-            spec_rows = rows & ~np.isnan(accept_len)
+        stamps: np.ndarray | None = None
+        for rows in _rows_by_segment(segments):  # index arrays, ascending: a block may span many restarts
+            segment = int(segments[rows[0]])
+            spec_rows = rows[~np.isnan(accept_len[rows])]
             formulas = self.formulas.setdefault(segment, _SegmentFormulas())
             if formulas.first_date is None:
-                formulas.first_date = _first_date(table, rows)
-            if not spec_rows.any():
+                stamps = table["ts"].to_numpy(zero_copy_only=False) if stamps is None else stamps
+                formulas.first_date = _first_date(stamps, rows)
+            if not len(spec_rows):
                 continue
             config = configs.get(segment, {})
             derived = accept.accept_rate_drafts(tokens[spec_rows], config.get("speculative_num_draft_tokens"))
             if derived is None:
-                self.lines_without_config += int(spec_rows.sum())
+                self.lines_without_config += len(spec_rows)
                 continue
             rate_drafts[spec_rows] = derived
-            with_both = rows & ~np.isnan(accept_rate) & ~np.isnan(accept_len)
+            with_both = ~np.isnan(accept_rate[rows]) & ~np.isnan(accept_len[rows])
             candidates = formulas.candidates()
             if candidates and with_both.any():
                 matches = accept.matching_formulas(
@@ -555,9 +557,10 @@ class _FileState:
         return self.warnings
 
 
-def _first_date(table: pa.Table, rows: np.ndarray) -> Any:
-    stamps = table["ts"].filter(pa.array(rows)).drop_null()
-    return stamps[0].as_py().date() if len(stamps) else None
+def _first_date(stamps: np.ndarray, rows: np.ndarray) -> Any:
+    """The date of the first timestamped row among ``rows`` (``stamps``: the table's ts as datetime64)."""
+    dated = rows[~np.isnat(stamps[rows])]
+    return stamps[dated[0]].astype("datetime64[D]").item() if len(dated) else None
 
 
 def _config_value(value: Any, arrow_type: pa.DataType) -> Any:
@@ -602,11 +605,14 @@ def _timestamp(date: str | None, time: str) -> datetime | None:
         return None
 
 
-def _segments_in(segments: np.ndarray) -> list[int]:
-    """The segments of a block's rows, ascending; nearly always one (a server restart is rare)."""
-    if len(segments) and segments[0] == segments[-1] and (segments == segments[0]).all():
-        return [int(segments[0])]
-    return np.unique(segments).tolist()
+def _rows_by_segment(segments: np.ndarray) -> list[np.ndarray]:
+    """The rows of each segment (ascending segment; row indices ascending), usually one group."""
+    if not len(segments):
+        return []
+    if segments[0] == segments[-1] and (segments == segments[0]).all():
+        return [np.arange(len(segments))]
+    order = np.argsort(segments, kind="stable")
+    return np.split(order, np.flatnonzero(np.diff(segments[order])) + 1)
 
 
 def _floats(column: pa.ChunkedArray) -> np.ndarray:
@@ -623,7 +629,27 @@ def _replace(table: pa.Table, name: str, column: Any) -> pa.Table:
 
 def to_json_text(value: Any) -> str:
     """JSON text of a parsed config; non-finite floats become the strings "inf"/"-inf"/"nan"."""
+    if _text_keys_only(value):  # the usual config: JSON as it is, unless a float is not finite
+        try:
+            return json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
+        except ValueError:
+            pass
     return json.dumps(_finite(value), ensure_ascii=False, default=str)
+
+
+def _text_keys_only(value: Any) -> bool:
+    """Whether every dict inside has str keys only (json.dumps would spell True/None keys unlike str())."""
+    children: Iterable[Any]
+    if isinstance(value, dict):
+        if not set(map(type, value)) <= {str}:
+            return False
+        children = value.values()
+    elif isinstance(value, (list, tuple)):
+        children = value
+    else:
+        return True
+    nested = [child for child in children if isinstance(child, (dict, list, tuple))]
+    return all(_text_keys_only(child) for child in nested)
 
 
 def _finite(value: Any) -> Any:
