@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from ingest.formats import ParseOptions
 from ingest.parsers import sglang_log
-from ingest.parsers.sglang_stats import (
+from ingest.parsers.sglang_grammar import (
     DECODE_FIELDS,
     PREFILL_FIELDS,
     MalformedValue,

@@ -20,7 +20,7 @@ import pytest
 
 from ingest.errors import IngestError, UnrecognizedFormat
 from ingest.formats import ParseOptions
-from ingest.parsers import log_lines, sglang_log
+from ingest.parsers import log_lines, pyrepr, sglang_log
 from ingest.registry import detect
 from tests.conftest import corpus_files
 from tests.log_golden import assert_matches_golden, load_golden, parse_for_golden
@@ -589,5 +589,5 @@ def test_parse_reports_progress_through_the_options(tmp_path: Path) -> None:
     {"odd": object()},
 ])
 def test_config_json_text_is_the_same_on_the_fast_path(config: dict[str, Any]) -> None:
-    slow = json.dumps(sglang_log._finite(config), ensure_ascii=False, default=str)
-    assert sglang_log.to_json_text(config) == slow
+    slow = json.dumps(pyrepr._finite(config), ensure_ascii=False, default=str)
+    assert pyrepr.config_json_text(config) == slow

@@ -25,8 +25,8 @@ import numpy as np
 from numba import njit
 
 from ingest.parsers.log_lines import HTTP_ACCESS_METHODS
-from ingest.parsers.sglang_stats import BATCH as STEM_SEARCH
-from ingest.parsers.sglang_stats import CONFIG_SEARCH
+from ingest.parsers.sglang_grammar import BATCH as STEM_SEARCH
+from ingest.parsers.sglang_grammar import CONFIG_SEARCH
 from ingest.parsers.template_steps import (
     BOOL_VALUE,
     BRACKET_TAGS,
@@ -61,7 +61,7 @@ ZERO, NINE, MINUS, DOT, COMMA, COLON, SPACE, TAB, NEWLINE, RETURN = (ord(char) f
 UNDERSCORE, UPPER_A, UPPER_Z = ord("_"), ord("A"), ord("Z")
 OPEN_BRACE, CLOSE_BRACE = ord("{"), ord("}")
 NEWLINES, LOW_BITS, HIGH_BITS = np.uint64(0x0A0A0A0A0A0A0A0A), np.uint64(0x0101010101010101), np.uint64(0x8080808080808080)
-# Byte values (numba constants). " batch" is the general reader's own search (sglang_stats.BATCH): a line
+# Byte values (numba constants). " batch" is the general reader's own search (sglang_grammar.BATCH): a line
 # without it is one the general reader would not take, which is what lets scan_lines skip it.
 BATCH, TRUE, FALSE = tuple(STEM_SEARCH.encode()), tuple(b"True"), tuple(b"False")
 SERVER_ARGS = tuple(CONFIG_SEARCH.encode())

@@ -35,7 +35,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ingest.errors import MalformedInput
+from ingest.errors import IngestError, MalformedInput
+from ingest.formats import ParseOptions
 from ingest.reader import open_binary
 
 ProgressCallback = Callable[[int, int], None]
@@ -408,3 +409,18 @@ def dates_before(block: Block, carried: str | None) -> list[str | None]:
 
 def _anchor(found: re.Match[str] | dict[str, str]) -> str:
     return f"{found['y']}-{found['m']}-{found['d']} {found['hm']}"
+
+
+# --- what every server-log reader checks -------------------------------------------------
+
+def check_engine(path: Path, options: ParseOptions, shown: str | None) -> None:
+    """``--engine`` must agree with the engine the content shows (None: it shows none)."""
+    given = (options.engine or "").lower()
+    if not given or shown is None or given == shown:
+        return
+    raise IngestError(
+        path,
+        f"--engine {options.engine} was given, but the content is a {shown} server log "
+        f"({'Decode/Prefill batch stats or server_args lines' if shown == 'sglang' else 'SpecDecoding/Speculative metrics lines'})",
+        hint=f"drop --engine, or pass --engine {shown}",
+    )

@@ -18,8 +18,10 @@ text otherwise.
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 NAMED_CONSTANTS: dict[str, Any] = {
@@ -326,3 +328,40 @@ def split_top_level(body: str) -> list[str]:
     if tail.strip():
         items.append(tail)
     return [item for item in items if item.strip()]
+
+
+# --- a parsed config as the JSON text the store keeps ---------------------------------------
+
+def config_json_text(value: Any) -> str:
+    """JSON text of a parsed config; non-finite floats become the strings "inf"/"-inf"/"nan"."""
+    if _text_keys_only(value):  # the usual config: JSON as it is, unless a float is not finite
+        try:
+            return json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
+        except ValueError:
+            pass
+    return json.dumps(_finite(value), ensure_ascii=False, default=str)
+
+
+def _text_keys_only(value: Any) -> bool:
+    """Whether every dict inside has str keys only (json.dumps would spell True/None keys unlike str())."""
+    children: Iterable[Any]
+    if isinstance(value, dict):
+        if not set(map(type, value)) <= {str}:
+            return False
+        children = value.values()
+    elif isinstance(value, (list, tuple)):
+        children = value
+    else:
+        return True
+    nested = [child for child in children if isinstance(child, (dict, list, tuple))]
+    return all(_text_keys_only(child) for child in nested)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(key): _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value

@@ -38,7 +38,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -50,10 +50,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ingest import accept
-from ingest.errors import IngestError, MalformedInput, UnrecognizedFormat
+from ingest.errors import MalformedInput, UnrecognizedFormat
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
-from ingest.parsers import log_lines
+from ingest.parsers import log_lines, pyrepr
 from ingest.parsers.log_lines import (
     SGLANG_LOG_PREFIX,
     SGLANG_PREFIX,
@@ -63,9 +63,8 @@ from ingest.parsers.log_lines import (
     rank_tags,
 )
 from ingest.parsers.pyrepr import ReprError, parse_repr
+from ingest.parsers.sglang_grammar import CONFIG_SEARCH, STATS_LINE
 from ingest.parsers.sglang_stats import (
-    CONFIG_SEARCH,
-    STATS_LINE,
     StatsRows,
     merge_rows,
     read_stats,
@@ -323,7 +322,7 @@ def _batches(
     scan = partial(scan_block, book=TemplateBook())
     for result in log_lines.iter_mapped_blocks(path, scan, on_progress):
         if result.stats or result.configs:
-            check_engine(path, options, ENGINE)
+            log_lines.check_engine(path, options, ENGINE)
         for table, rows in state.add(result).items():
             pending[table].append(rows)
         if sum(rows.num_rows for tables in pending.values() for rows in tables) >= FLUSH_ROWS:
@@ -343,19 +342,6 @@ def _flush(pending: dict[str, list[pa.Table]], parsed: ParsedSource) -> Iterator
             pieces.clear()
             parsed.rows_streamed += rows.num_rows
             yield table, rows
-
-
-def check_engine(path: Path, options: ParseOptions, shown: str | None) -> None:
-    """``--engine`` must agree with the engine the content shows (None: it shows none)."""
-    given = (options.engine or "").lower()
-    if not given or shown is None or given == shown:
-        return
-    raise IngestError(
-        path,
-        f"--engine {options.engine} was given, but the content is a {shown} server log "
-        f"({'Decode/Prefill batch stats or server_args lines' if shown == 'sglang' else 'SpecDecoding/Speculative metrics lines'})",
-        hint=f"drop --engine, or pass --engine {shown}",
-    )
 
 
 @dataclass
@@ -439,7 +425,7 @@ class _FileState:
             "line_no": config.line_no,
             "ts": _timestamp(date, config.time),
             "variant": variant_label(config.config or {}),
-            "args": to_json_text(config.config),
+            "args": pyrepr.config_json_text(config.config),
         }
         for column, arrow_type in CONFIG_COLUMNS.items():
             row[column] = _config_value((config.config or {}).get(column), arrow_type)
@@ -515,7 +501,7 @@ class _FileState:
         if self.config_lines or self.stats_seen:
             return
         if self.profile_rows:  # the profiler's messages only: no figures, but the link to its traces
-            check_engine(self.path, options, ENGINE)
+            log_lines.check_engine(self.path, options, ENGINE)
             profiles = sorted({row["profile_id"] for row in self.profile_rows})
             self.warnings.append(PROFILER_ONLY_WARNING.format(path=self.path, profiles=", ".join(profiles)))
             return
@@ -528,10 +514,10 @@ class _FileState:
                 hint="a stats line is 'Decode batch, key: value, key: value, ...'; see docs/log-formats.md",
             )
         if self.startup_lines and self.engine_hint is None:  # SGLang's log all the same: load it, empty, and say so
-            check_engine(self.path, options, ENGINE)
+            log_lines.check_engine(self.path, options, ENGINE)
             self.warnings.append(STARTUP_ONLY_WARNING.format(path=self.path, startup=self.startup_lines, lines=self.lines_read))
             return
-        check_engine(self.path, options, self.engine_hint)
+        log_lines.check_engine(self.path, options, self.engine_hint)
         hint = "this looks like a vLLM log: it is read as kind vllm_log" if self.engine_hint == "vllm" else ""
         raise UnrecognizedFormat(
             self.path,
@@ -625,41 +611,6 @@ def _nullable(values: np.ndarray) -> pa.Array:
 
 def _replace(table: pa.Table, name: str, column: Any) -> pa.Table:
     return table.set_column(table.schema.get_field_index(name), name, column)
-
-
-def to_json_text(value: Any) -> str:
-    """JSON text of a parsed config; non-finite floats become the strings "inf"/"-inf"/"nan"."""
-    if _text_keys_only(value):  # the usual config: JSON as it is, unless a float is not finite
-        try:
-            return json.dumps(value, ensure_ascii=False, default=str, allow_nan=False)
-        except ValueError:
-            pass
-    return json.dumps(_finite(value), ensure_ascii=False, default=str)
-
-
-def _text_keys_only(value: Any) -> bool:
-    """Whether every dict inside has str keys only (json.dumps would spell True/None keys unlike str())."""
-    children: Iterable[Any]
-    if isinstance(value, dict):
-        if not set(map(type, value)) <= {str}:
-            return False
-        children = value.values()
-    elif isinstance(value, (list, tuple)):
-        children = value
-    else:
-        return True
-    nested = [child for child in children if isinstance(child, (dict, list, tuple))]
-    return all(_text_keys_only(child) for child in nested)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {str(key): _finite(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    return value
 
 
 FORMAT = Format(

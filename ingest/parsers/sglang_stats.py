@@ -17,11 +17,8 @@ warning of a malformed line and is what the property tests compare against.
 from __future__ import annotations
 
 import json
-import math
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -29,80 +26,36 @@ import pyarrow.compute as pc
 
 from ingest.parsers.log_lines import (
     DATE_GROUPS,
-    SGLANG_PREFIX,
     TAG_GROUPS,
     TIME_GROUPS,
     Block,
     rank_tags,
     substrings,
 )
+from ingest.parsers.sglang_grammar import (
+    BATCH,
+    BOOL,
+    BRACKET_DATETIME,
+    DECODE_FIELDS,
+    FLOAT,
+    FLOAT_VALUE,
+    GRAPH_NAME_IN_EXTRA,
+    INT,
+    INT64_LIMIT,
+    INT_VALUE,
+    JSON_NUMBER,
+    NUMBER,
+    PREFIX_ONLY,
+    RANK_TAGS_ONLY,
+    STATS_LINE,
+    STEMS,
+    MalformedValue,
+    Stem,
+    parse_pairs,
+)
 from ingest.tables import SCHEMAS
 
-INT, FLOAT, BOOL = "int", "float", "bool"
-
-# Logged key → (column, type), per stem. Keys not listed go to ``extra``.
-DECODE_FIELDS: dict[str, tuple[str, str]] = {
-    "#running-req": ("running_req", INT),
-    "#token": ("num_tokens", INT),
-    "token usage": ("token_usage", FLOAT),
-    "accept len": ("accept_len_raw", FLOAT),
-    "accept rate": ("accept_rate_raw", FLOAT),
-    "cuda graph": ("cuda_graph", BOOL),
-    "cpu graph": ("cuda_graph", BOOL),
-    "npu graph": ("cuda_graph", BOOL),
-    "musa graph": ("cuda_graph", BOOL),
-    "gen throughput (token/s)": ("gen_throughput", FLOAT),
-    "#queue-req": ("queue_req", INT),
-}
-PREFILL_FIELDS: dict[str, tuple[str, str]] = {
-    "#new-seq": ("new_seq", INT),
-    "#new-token": ("new_token", INT),
-    "#cached-token": ("cached_token", INT),
-    "token usage": ("token_usage", FLOAT),
-    "#running-req": ("running_req", INT),
-    "#queue-req": ("queue_req", INT),
-    "input throughput (token/s)": ("input_throughput", FLOAT),
-    "cuda graph": ("cuda_graph", BOOL),
-    "cpu graph": ("cuda_graph", BOOL),
-    "npu graph": ("cuda_graph", BOOL),
-    "musa graph": ("cuda_graph", BOOL),
-}
-# The column is cuda_graph for every graph flag; a non-CUDA flag's name is also kept in extra.
-GRAPH_NAME_IN_EXTRA = {"cpu graph", "npu graph", "musa graph"}
-
-
-@dataclass(frozen=True)
-class Stem:
-    text: str  # as it appears in the log
-    table: str
-    fields: dict[str, tuple[str, str]]
-
-
-STEMS = (
-    Stem("Decode batch", "decode_stats", DECODE_FIELDS),
-    Stem("Prefill batch", "prefill_stats", PREFILL_FIELDS),
-)
-
-STATS_LINE = re.compile(
-    rf"^{SGLANG_PREFIX}(?:\[gpu=(?P<gpu>\d+)\] )?(?P<stem>Decode batch|Prefill batch)"
-    r"(?:[.,]| \[(?P<label>[^\]]*)\][.,])(?P<payload>.*)$"
-)
-PREFIX_ONLY = rf"^{SGLANG_PREFIX}(?:\[gpu=(?P<gpu>\d+)\] )?$"
-RANK_TAGS_ONLY = re.compile(r"^(?: [A-Z][A-Z_]*\d+)*$")
-BRACKET_DATETIME = "[dddd-dd-dd dd:dd:dd"  # 'd' = any digit: the common prefix, read without regex
-
-NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-FLOAT_VALUE = re.compile(rf"^(?:{NUMBER}|[-+]?(?i:nan|inf|infinity))$")
-INT_VALUE = re.compile(r"^[-+]?\d+(?:\.0*)?$")
-INT64_LIMIT = 2.0**63
-JSON_NUMBER = r"^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$"
-BOOLS = {"True": True, "False": False}
-
 BYTE = {char: ord(char) for char in "[]-: .,0123456789"}
-
-
-class MalformedValue(ValueError):
-    """A stats line whose shape is right but a value is not."""
 
 
 @dataclass
@@ -117,71 +70,8 @@ class StatsRows:
     malformed: dict[int, str] = field(default_factory=dict)  # block line index → message
 
 
-# --- per-line reference ---------------------------------------------------------------
-
-
-def parse_pairs(payload: str, fields: dict[str, tuple[str, str]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``key: value, key: value, `` → (typed known columns, extra). The rules the block reader applies."""
-    columns: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
-    parts = [part.strip() for part in payload.strip().rstrip(", ").split(", ")]
-    parts = [part for part in parts if part]
-    if not parts:
-        raise MalformedValue("no 'key: value' pairs after the stem")
-    for part in parts:
-        key, sep, value = part.partition(": ")
-        key, value = key.strip(), value.strip()
-        if not sep or not key or not value:
-            raise MalformedValue(f"{part!r} is not 'key: value'")
-        if key in fields:
-            column, kind = fields[key]
-            columns[column] = cast_value(key, value, kind)
-            if key in GRAPH_NAME_IN_EXTRA:
-                extra["graph"] = key
-        else:
-            extra_key, extra_value = extra_item(key, value)
-            extra[extra_key] = extra_value
-    return columns, extra
-
-
-def cast_value(key: str, value: str, kind: str) -> Any:
-    if kind == BOOL:
-        if value not in BOOLS:
-            raise MalformedValue(f"{key!r}: {value!r} is not True/False")
-        return BOOLS[value]
-    if kind == INT:
-        if not INT_VALUE.match(value):
-            raise MalformedValue(f"{key!r}: {value!r} is not an integer")
-        if not abs(float(value)) < INT64_LIMIT:
-            raise MalformedValue(f"{key!r}: {value!r} is beyond the 64-bit integer range")
-        return int(float(value))
-    if not FLOAT_VALUE.match(value):
-        raise MalformedValue(f"{key!r}: {value!r} is not a number")
-    return float(value)
-
-
-def extra_item(key: str, value: str) -> tuple[str, Any]:
-    """Unknown keys: numbers as numbers, ``12.5%`` as ``"key (%)": 12.5``, True/False as booleans, else text."""
-    if value.endswith("%") and re.fullmatch(NUMBER, value[:-1]):
-        return f"{key} (%)", json_scalar(value[:-1])
-    return key, json_scalar(value)
-
-
-def json_scalar(text: str) -> Any:
-    if text in BOOLS:
-        return BOOLS[text]
-    if re.fullmatch(NUMBER, text):
-        number = float(text)
-        if re.fullmatch(JSON_NUMBER[1:-1], text) and "." not in text and "e" not in text.lower():
-            return int(text)
-        return number if math.isfinite(number) else text
-    return text
-
-
 # --- the block reader -----------------------------------------------------------------
 
-BATCH = " batch"
-CONFIG_SEARCH = "server_args="  # what a line must hold to be read as a config dump (sglang_log.CONFIG_LINE)
 MAX_STEM_SEARCHES = 4  # " batch" may occur earlier in a line; look again after it this often
 
 
@@ -295,7 +185,7 @@ def _rows(
         "dp_rank": dp_rank,
         "tp_rank": tp_rank,
         **pairs.columns,
-        "extra": _json_objects([pairs.extra, prefix_members, _label_members(block, label_start, label_end)], count),
+        "extra": json_objects([pairs.extra, prefix_members, _label_members(block, label_start, label_end)], count),
     }
     malformed = {int(line_index[row]): _malformed_message(block, int(line_index[row]), stem) for row in pairs.malformed}
     good = np.ones(count, dtype=bool)
@@ -352,7 +242,7 @@ def _trim_left(bytes_: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.nda
 
 
 @dataclass
-class _Members:
+class Members:
     """Per row, the members of its ``extra`` JSON object as text (``"k": v, `` ...; '' for none).
 
     Kept as a small dictionary + codes when it comes from a few distinct values
@@ -379,7 +269,7 @@ class _Members:
 @dataclass
 class _Pairs:
     columns: dict[str, pa.Array]
-    extra: _Members
+    extra: Members
     malformed: set[int]  # row positions
 
 
@@ -583,10 +473,10 @@ def _cast(values: pa.StringArray, kind: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _extra_members(
     names: list[str], codes: np.ndarray, values: pa.StringArray, parent: np.ndarray, mask: np.ndarray, count: int
-) -> _Members:
+) -> Members:
     """Per row, the JSON members (``"key": value, ``) of its unknown keys, in line order."""
     if not mask.any():
-        return _Members()
+        return Members()
     kept_codes = codes[mask]
     kept_values = values.filter(pa.array(mask))
     is_percent = pc.match_substring_regex(kept_values, rf"^{NUMBER}%$")
@@ -602,7 +492,7 @@ def _extra_members(
         graph = _dictionary_take(graph_names, kept_codes)
         member = pc.if_else(pc.not_equal(graph, ""), graph, member)
     row_offsets = np.concatenate(([0], np.cumsum(np.bincount(parent[mask], minlength=count)))).astype(np.int32)
-    return _Members(array=pc.binary_join(pa.ListArray.from_arrays(pa.array(row_offsets), member), ""))
+    return Members(array=pc.binary_join(pa.ListArray.from_arrays(pa.array(row_offsets), member), ""))
 
 
 def _dictionary_take(texts: list[str], codes: np.ndarray) -> pa.StringArray:
@@ -629,7 +519,7 @@ def _json_string_literals(values: pa.StringArray) -> pa.StringArray:
     return pc.binary_join_element_wise('"', escaped, '"', "")
 
 
-def _json_objects(sources: list[_Members], count: int) -> pa.StringArray:
+def json_objects(sources: list[Members], count: int) -> pa.StringArray:
     """Join per-row members from several sources into ``{...}`` text; null for rows with none."""
     active = [source for source in sources if not source.empty]
     if not active:
@@ -770,7 +660,7 @@ def _matches_template(bytes_: np.ndarray, start: np.ndarray, limit: np.ndarray, 
     return ok
 
 
-def _prefix_columns(prefix: _PrefixScan) -> tuple[pa.Array, pa.Array, pa.Array, _Members]:
+def _prefix_columns(prefix: _PrefixScan) -> tuple[pa.Array, pa.Array, pa.Array, Members]:
     """ts, dp_rank, tp_rank, and extra members: other rank tags, ``[gpu=N]``, the time of date-less lines."""
     dp_rank, tp_rank, members = rank_columns(prefix.tag_texts, prefix.tag_codes)
     if prefix.gpu or prefix.undated:
@@ -779,11 +669,11 @@ def _prefix_columns(prefix: _PrefixScan) -> tuple[pa.Array, pa.Array, pa.Array, 
             per_row[row] += f'"gpu": {gpu}, '
         for row, time in prefix.undated.items():
             per_row[row] += f'"log_time": {json.dumps(time)}, '
-        members = _Members(array=pa.array(per_row, type=pa.string()))
+        members = Members(array=pa.array(per_row, type=pa.string()))
     return _timestamps(prefix.datetimes), dp_rank, tp_rank, members
 
 
-def rank_columns(tag_texts: list[str], tag_codes: np.ndarray) -> tuple[pa.Array, pa.Array, _Members]:
+def rank_columns(tag_texts: list[str], tag_codes: np.ndarray) -> tuple[pa.Array, pa.Array, Members]:
     """dp_rank, tp_rank and the other rank tags as extra members, from each row's tag text
     (``tag_texts[tag_codes[row]]``, e.g. ``" DP3 TP3 EP3"``): Python runs once per distinct text."""
     parsed = [rank_tags(text or "") for text in tag_texts] or [{}]
@@ -793,7 +683,7 @@ def rank_columns(tag_texts: list[str], tag_codes: np.ndarray) -> tuple[pa.Array,
         "".join(f"{json.dumps(name)}: {value}, " for name, value in ranks.items() if name not in ("dp_rank", "tp_rank"))
         for ranks in parsed
     ]
-    members = _Members(texts=rank_members, codes=tag_codes)
+    members = Members(texts=rank_members, codes=tag_codes)
     return pa.array(dp, mask=dp < 0, type=pa.int32()), pa.array(tp, mask=tp < 0, type=pa.int32()), members
 
 
@@ -815,16 +705,16 @@ def _timestamp_or_none(text: str | None) -> datetime | None:
         return None
 
 
-def _label_members(block: Block, start: np.ndarray, end: np.ndarray) -> _Members:
+def _label_members(block: Block, start: np.ndarray, end: np.ndarray) -> Members:
     """``Decode batch [N],``: N is SGLang's forward count (sometimes a word: ``[first graph replay]``)."""
     rows = np.flatnonzero(start >= 0)
     if len(rows) == 0:
-        return _Members()
+        return Members()
     labels = substrings(block.buffer, start[rows], end[rows])
     members = pc.binary_join_element_wise('"forward_ct": ', _json_value_text(labels), ", ", "")
     texts = np.full(len(start), "", dtype=object)
     texts[rows] = members.to_numpy(zero_copy_only=False)
-    return _Members(array=pa.array(texts, type=pa.string()))
+    return Members(array=pa.array(texts, type=pa.string()))
 
 
 def merge_rows(pieces: list[StatsRows]) -> StatsRows:

@@ -38,16 +38,18 @@ from ingest.parsers.log_lines import (
     kernels,
     substrings,
 )
-from ingest.parsers.sglang_stats import (
+from ingest.parsers.sglang_grammar import (
     BOOL,
     FLOAT,
     GRAPH_NAME_IN_EXTRA,
     INT,
     STEMS,
-    StatsRows,
     Stem,
-    _json_objects,
-    _Members,
+)
+from ingest.parsers.sglang_stats import (
+    Members,
+    StatsRows,
+    json_objects,
     rank_columns,
     read_stats,
 )
@@ -415,7 +417,7 @@ def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarra
             prefix_members,
         )
     else:
-        extra = _json_objects([prefix_members], len(rows))
+        extra = json_objects([prefix_members], len(rows))
     return StatsRows(
         table=template.table,
         line_index=line_index,
@@ -452,7 +454,7 @@ LABEL_KEY = np.frombuffer(b'"forward_ct": ', dtype=np.uint8)
 
 
 def _extra_objects(
-    block: Block, values: dict[str, tuple[np.ndarray, np.ndarray]], labels: tuple[np.ndarray, np.ndarray] | None, prefix: _Members
+    block: Block, values: dict[str, tuple[np.ndarray, np.ndarray]], labels: tuple[np.ndarray, np.ndarray] | None, prefix: Members
 ) -> pa.StringArray:
     """Each row's ``extra`` JSON text, for a template with keys no column holds or with a label (so
     every row has a member): those keys with their values as logged (where each value starts and

@@ -43,7 +43,7 @@ from ingest import accept
 from ingest.errors import UnrecognizedFormat
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
-from ingest.parsers import log_lines
+from ingest.parsers import log_lines, pyrepr
 from ingest.parsers.log_lines import VLLM_PREFIX, ProgressCallback
 from ingest.parsers.pyrepr import (
     ReprError,
@@ -51,7 +51,6 @@ from ingest.parsers.pyrepr import (
     parse_dict_repr,
     parse_keyword_list,
 )
-from ingest.parsers.sglang_log import check_engine, to_json_text
 from ingest.tables import table_from_rows
 from ingest.variants import variant_label
 
@@ -157,7 +156,7 @@ def parse_with_progress(path: Path, options: ParseOptions, on_progress: Progress
     """Parse ``path``; ``on_progress(bytes_done, bytes_total)`` is called after each block when given."""
     scan_block = partial(_scan_block, need_year=options.year is None)
     scan = _Scan.of(path, log_lines.map_blocks(path, scan_block, on_progress))
-    check_engine(path, options, ENGINE if scan.lines else ("sglang" if scan.looks_like_sglang else None))
+    log_lines.check_engine(path, options, ENGINE if scan.lines else ("sglang" if scan.looks_like_sglang else None))
     if not scan.lines:
         raise UnrecognizedFormat(
             path,
@@ -450,7 +449,7 @@ def _config_row(segment: int, line_no: int, ts: datetime | None, config: dict[st
         "speculative_num_steps": k,
         "speculative_eagle_topk": 1 if k else None,
         "speculative_num_draft_tokens": k + 1 if k else None,
-        "args": to_json_text(config),
+        "args": pyrepr.config_json_text(config),
     }
 
 
