@@ -1,16 +1,9 @@
 """specdash dashboard entrypoint: page config, shared sidebar, routing. Pages live in views/."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import streamlit as st
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # `streamlit run dashboard/app.py` puts only dashboard/ on the path
-    sys.path.insert(0, str(ROOT))
-
-import streamlit as st  # noqa: E402
-
-from dashboard import memory, queries  # noqa: E402
+from dashboard import memory, queries
 
 memory.cap_arenas()
 st.set_page_config(page_title="specdash", page_icon=":material/speed:", layout="wide")

@@ -83,6 +83,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # glibc gives each thread its own malloc arena; Streamlit's threads would keep ~8 of them
     # with freed pages, so the server's memory only ever grew. Two arenas are plenty here.
     env = {"MALLOC_ARENA_MAX": "2", **os.environ, "SPECDASH_DB": str(db)}
+    # `streamlit run dashboard/app.py` puts only dashboard/ on the path: the checkout it serves goes first.
+    checkout = str(app.parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(part for part in (checkout, os.environ.get("PYTHONPATH")) if part)
     command = [
         sys.executable, "-m", "streamlit", "run", str(app),
         "--server.address", args.host,
