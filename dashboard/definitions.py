@@ -1,9 +1,22 @@
-"""What every number on the pages means, written once: hover help, the Definitions panels, Markdown and HTML reports."""
+"""What every number on the pages means and how it is shown, written once.
+
+Two parts: the definitions (hover help, the Definitions panels, Markdown and HTML reports), and the
+display declaration — each quantity's unit and decimals (``Quantity``) and each table column's label,
+help and quantity (``COLUMNS``). Tables, chart hovers, captions, reports and summaries format numbers
+only through these; values stay at full precision until shown, so exports carry every digit.
+"""
 from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pandas as pd
 
 TOK_PER_S = "tok/s per run = output tokens ÷ wall time of that run. Warm-up runs are excluded from every figure."
 TOKENS_OVER_TIME = "Σtok/Σtime = total output tokens ÷ total wall time over the measured runs."
-MEAN_OF_RUNS = "Mean of runs = average of the per-run tok/s; it differs from Σtok/Σtime (51.88 vs 51.78 for the K2 probe)."
+MEAN_OF_RUNS = "Mean of runs = average of the per-run tok/s; it differs from Σtok/Σtime (51.9 vs 51.8 tok/s for the K2 probe)."
 CI = "95% CI (t) = mean of runs ± t(0.975, n−1)·sd/√n: Student's t, since sessions have 3–10 runs."
 DELTA = ("Δ = mean of runs − the baseline's mean of runs; Δ% = Δ ÷ the baseline's mean. Its 95% CI is Welch's "
          "(unequal variances); 'within noise' when that interval spans 0.")
@@ -36,3 +49,306 @@ RANKS = ("The same all-reduce takes different wall time on each rank: the fastes
 
 ALL = (TOK_PER_S, TOKENS_OVER_TIME, MEAN_OF_RUNS, CI, DELTA, SPEEDUP, TOKENS_PER_STEP, ACCEPTED_DRAFTS, CYCLE_EST,
        TAU, COST_RATIO, BREAK_EVEN, SHORT_RUN, LIKE_FOR_LIKE, HEADLINE_ORDER)
+
+
+# --- how numbers are shown: one declaration per quantity -------------------------------------------
+
+EMPTY = "—"  # what an empty cell or a missing number reads, everywhere (st.dataframe's placeholder too)
+TIME_TEXT = "%Y-%m-%d %H:%M:%S"  # timestamps in sentences and reports (UTC, as stored)
+TIME_COLUMN = "YYYY-MM-DD HH:mm:ss"  # the same for st.column_config.DatetimeColumn (moment.js tokens)
+
+
+def missing(value: Any) -> bool:
+    """None, NaN, NaT and pd.NA: the values a cell must never show as such."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # lists and other containers are values, not gaps
+        return False
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """One kind of number: its unit and decimals, the same in tables, chart hovers, captions and reports."""
+
+    name: str
+    unit: str  # after the number ("ms", "tok/s"); "%" and "×" stick to it; "" for counts
+    decimals: int
+    scale: float = 1.0  # shares are stored as 0..1 and shown ×100 as a percentage
+    thousands: bool = True  # 12,345; off for token counts, written as max_tokens is (2048)
+
+    @property
+    def suffix(self) -> str:
+        if not self.unit:
+            return ""
+        return self.unit if self.unit in ("%", "×") else f" {self.unit}"
+
+    def number(self, value: Any, signed: bool = False) -> str:
+        """The value at this quantity's decimals, thousands separated, without unit; EMPTY when missing."""
+        if missing(value):
+            return EMPTY
+        scaled = float(value) * self.scale
+        if math.isinf(scaled):
+            return "∞"
+        return f"{scaled:{'+' if signed else ''}{',' if self.thousands else ''}.{self.decimals}f}"
+
+    def text(self, value: Any, signed: bool = False, unit: bool = True) -> str:
+        """The value with its unit (``unit=False`` inside a column whose label carries it)."""
+        number = self.number(value, signed)
+        return number + self.suffix if unit and number not in (EMPTY, "∞") else number
+
+    def interval(self, low: Any, high: Any, signed: bool = False, unit: bool = True) -> str:
+        """A confidence interval as 'low – high', one unit at the end; EMPTY when an end is missing."""
+        if missing(low) or missing(high):
+            return EMPTY
+        return f"{self.number(low, signed)} – {self.number(high, signed)}{self.suffix if unit else ''}"
+
+    def shown(self, values: pd.Series) -> pd.Series:
+        """A column's values as a table displays them (shares ×100); still numbers, at full precision."""
+        return pd.to_numeric(values, errors="coerce") * self.scale if self.scale != 1 else values
+
+    def printf(self, signed: bool = False) -> str:
+        """The column format for st.column_config.NumberColumn (sprintf-js, ``,`` separates thousands)."""
+        return f"%{'+' if signed else ''}{',' if self.thousands else ''}.{self.decimals}f" + ("%%" if self.unit == "%" else "")
+
+    def d3(self, signed: bool = False) -> str:
+        """The same number as a d3 format, for plotly hovertemplates, tick labels and text."""
+        kind = "%" if self.scale == 100 else "f"
+        return f"{'+' if signed else ''}{',' if self.thousands else ''}.{self.decimals}{kind}"
+
+    def hover(self, variable: str, signed: bool = False) -> str:
+        """A plotly hovertemplate piece, e.g. ``%{y:,.1f} tok/s``."""
+        suffix = "" if self.scale == 100 else self.suffix  # d3's % already appends the sign
+        return "%{" + variable + ":" + self.d3(signed) + "}" + suffix
+
+
+TOK_S = Quantity("throughput", "tok/s", 1)
+MS = Quantity("time", "ms", 2)
+SECONDS = Quantity("duration", "s", 2)
+ACCEPT = Quantity("accept length", "tokens/step", 2)  # tokens/step and accepted drafts/step alike
+RATIO = Quantity("ratio", "", 2)  # r and the speedup S: dimensionless
+PERCENT = Quantity("percent", "%", 1)  # values already in percent (Δ %)
+SHARE = Quantity("share", "%", 0, scale=100)  # fractions 0..1 (communication share)
+COUNT = Quantity("count", "", 0)  # runs, lines, tokens, calls
+TOKENS = Quantity("tokens", "tokens", 0, thousands=False)  # a run's prompt and output, max_tokens
+REQ_S = Quantity("request rate", "req/s", 2)
+QUANTITIES = (TOK_S, MS, SECONDS, ACCEPT, RATIO, PERCENT, SHARE, COUNT, TOKENS, REQ_S)
+
+
+# What the trace's cycle components are called, in stacking order: the breakdown chart's legend and its table
+# say the same words (the store's names, like draft_extend, are not for people).
+CYCLE_PARTS = {
+    "draft": "draft",
+    "verify compute": "verify: compute",
+    "verify communication": "verify: communication (all-reduce)",
+    "draft_extend": "draft-extend",
+    "decode compute": "decode step: compute",
+    "decode communication": "decode step: communication (all-reduce)",
+    "other": "other",
+    "unattributed": "unattributed (no phase marker)",
+    "idle": "GPU idle",
+}
+
+
+# The trace's kernel classes (trace_ranks column → name, what it holds): the kernel-class chart's legend and
+# its table say the same words.
+KERNEL_CLASSES = {
+    "communication_ms": ("communication", "GPU time of communication kernels (NCCL all-reduce and custom all-reduce)"),
+    "gemm_ms": ("GEMM", "Matrix multiplications"),
+    "attention_ms": ("attention", "Attention kernels"),
+    "moe_ms": ("MoE", "Mixture-of-experts kernels"),
+    "memcpy_ms": ("memcpy/memset", "Memory copies and sets"),
+    "other_kernel_ms": ("other kernels", "Every other kernel"),
+    "idle_ms": ("GPU idle", "No GPU work"),
+}
+
+
+# --- the label table: every column a page shows ----------------------------------------------------
+
+Width = Literal["small", "medium", "large"] | int | None
+TEXT_WIDTH = 160  # px: a column of long text gets this width and wraps (about 21 characters a line)
+HEADER_CHAR_PX, HEADER_PADDING_PX = 7.5, 16  # a header's width per character of its label, generously, and padding
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column as people read it: label in words with its unit, help, and the quantity of its numbers.
+
+    Keys of ``COLUMNS`` are the column names the builders (frames.py) give; pages show ``label``.
+    A column without ``quantity`` holds text (or booleans, datetimes: their type decides).
+    """
+
+    label: str
+    help: str
+    quantity: Quantity | None = None
+    signed: bool = False
+    width: Width = None
+
+
+BLANK_BASELINE = f"{EMPTY} for the baseline: it is the reference."
+BLANK_NO_SPECULATION = (f"{EMPTY} = no speculation (one token per step: the baseline) or no server log linked to the "
+                        "runs (accept length comes only from the log).")
+BLANK_NO_VERIFY = f"{EMPTY} = no verify phase: a baseline decode step."
+
+COLUMNS: dict[str, Column] = {
+    # --- who and when
+    "variant": Column("variant", "The variant: its --variant label, or the name its server config implies "
+                      "(drafter and speculation settings)."),
+    "phase": Column("phase", f"Experiment phase (--phase at ingest); {EMPTY} = none given."),
+    "session": Column("session", "Session id (what `specdash ingest --link-to` takes)."),
+    "started": Column("started", "When the run began (as the benchmark recorded it)."),
+    "ended": Column("ended", "When the run ended."),
+    # --- Compare: speed
+    "runs": Column("runs", "Measured runs (warm-ups excluded); for bench records and log lines, records or lines.",
+                   COUNT),
+    "Σtok/Σtime": Column("Σtok/Σtime (tok/s)", TOKENS_OVER_TIME, TOK_S),
+    "mean of runs": Column("mean of runs (tok/s)", MEAN_OF_RUNS, TOK_S),
+    "95% CI": Column("95% CI (tok/s)", CI + " n/a (n < 2): fewer than 2 runs, records or log lines."),
+    "Δ tok/s": Column("Δ tok/s", DELTA + " " + BLANK_BASELINE, TOK_S, signed=True),
+    "Δ %": Column("Δ %", DELTA + " " + BLANK_BASELINE, PERCENT, signed=True),
+    "Δ 95% CI": Column("Δ 95% CI (tok/s)", DELTA + " " + BLANK_BASELINE),
+    "verdict": Column("verdict", "faster / slower: the Δ interval excludes 0; within noise: it spans 0."),
+    "speedup": Column("speedup", SPEEDUP, RATIO),
+    # --- Compare: why
+    "tokens/step": Column("accept length (tokens/step)", TOKENS_PER_STEP + " " + BLANK_NO_SPECULATION, ACCEPT),
+    "drafts/step": Column("accepted drafts/step", ACCEPTED_DRAFTS + " " + BLANK_NO_SPECULATION, ACCEPT),
+    "cycle ms (est.)": Column("est. cycle (ms)", CYCLE_EST, MS),
+    "short runs": Column("short runs", SHORT_RUN, COUNT),
+    "like-for-like": Column("like-for-like", LIKE_FOR_LIKE),
+    # --- throughput sources
+    "throughput from": Column("throughput from", HEADLINE_ORDER, width=TEXT_WIDTH),
+    "n": Column("n", "How many runs, records or log lines the figure is over.", COUNT),
+    "of": Column("counted in", "What n counts: benchmark runs, bench records or server-log lines."),
+    "tok/s": Column("tok/s", "Output tokens ÷ wall time: per run for a run; for a source, Σtokens ÷ Σtime over its "
+                    "runs, records or log lines.", TOK_S),
+    "sd": Column("sd (tok/s)", f"Sample standard deviation of the per-run (or per-record, per-line) tok/s; {EMPTY} "
+                 "with a single value.", TOK_S),
+    "headline": Column("headline", f"✓ = the variant's headline tok/s uses this source ({EMPTY}: another one does)."),
+    # --- comparability
+    "setting": Column("setting", "A server argument (server_args) or a benchmark setting."),
+    "kind": Column("kind", "For a setting, what a difference in it means: drafter and speculation settings differ by "
+                   "design; setup, benchmark and observed differences break like-for-like. For a file, the format that "
+                   "read it (`specdash formats` lists them)."),
+    "baseline": Column("baseline's value", f"The baseline's value of the setting; {EMPTY} = not set."),
+    "this variant": Column("this variant's value", f"This variant's value of the setting; {EMPTY} = not set."),
+    # --- runs of a session
+    "run": Column("run", "W1, W2 … = warm-up runs (excluded from every figure); 1, 2 … = measured runs."),
+    "warm-up": Column("warm-up", "Warm-up run: excluded from every figure."),
+    "flag": Column("flag", SHORT_RUN + " ✓ full length: the run reached max_tokens. Warm-ups are excluded from every figure."),
+    "prompt tokens": Column("prompt (tokens)", "Prompt length of the run.", TOKENS),
+    "output tokens": Column("output (tokens)", "Tokens generated in the run.", TOKENS),
+    "time (s)": Column("time (s)", "Wall time of the run.", SECONDS),
+    "tokens/step (log)": Column("accept length (log, tokens/step)", TOKENS_PER_STEP + " " + BLANK_NO_SPECULATION, ACCEPT),
+    "drafts/step (log)": Column("accepted drafts/step (log)", ACCEPTED_DRAFTS + " " + BLANK_NO_SPECULATION, ACCEPT),
+    "gen tok/s (log)": Column("gen throughput (log, tok/s)", "Mean of the server's gen throughput over the run's window, "
+                              f"the first (idle-spanning) line excluded; {EMPTY} = no server log linked.", TOK_S),
+    "decode lines": Column("decode lines (log)", "Server-log decode lines inside the run's time window. When several "
+                           "logs saw the run, the log with the most lines (of equal ones, the lowest source id); the "
+                           f"row's other log figures come from it too. {EMPTY} = no server log linked.", COUNT),
+    "finish": Column("finish reason", f"Why the run stopped (length = hit max_tokens, stop = end of sequence); {EMPTY} = "
+                     "not recorded."),
+    # --- a bench record's figures
+    "figure": Column("figure", "A figure the bench record holds (only those it holds are listed)."),
+    "value": Column("value", "As recorded, units in the figure's name."),
+    # --- break-even
+    "tokens/step τ": Column("τ now (tokens/step)", TOKENS_PER_STEP, ACCEPT),
+    "drafts/step now": Column("accepted drafts/step now", ACCEPTED_DRAFTS, ACCEPT),
+    "r": Column("r", COST_RATIO, RATIO),
+    "cycle ms": Column("cycle (ms)", "One speculative cycle (a baseline: one decode step): measured in a profiler trace "
+                       "when one was ingested (per rank the median complete cycle; the slowest rank sets the pace), else "
+                       "the cycle model's estimate.", MS),
+    "cycle from": Column("cycle from", "trace = measured in a profiler trace; cycle model = tokens/step ÷ tok/s."),
+    "cycle ms (cycle model)": Column("cycle model (ms)", CYCLE_EST, MS),
+    "S = τ ÷ r": Column("S = τ ÷ r", BREAK_EVEN, RATIO),
+    "observed speedup": Column("observed speedup", SPEEDUP, RATIO),
+    "break-even τ": Column("break-even τ (tokens/step)", "Accept length (bonus incl.) at which S = 1 at this cycle "
+                           "cost: τ = r.", ACCEPT),
+    "break-even drafts/step": Column("break-even accepted drafts/step", "Accepted drafts per step at which S = 1 at "
+                                     "this cycle cost: r − 1.", ACCEPT),
+    "break-even cycle ms": Column("break-even cycle (ms)", "Cycle time at which S = 1 at this accept length: "
+                                  "τ × baseline step.", MS),
+    "baseline step ms": Column("baseline step (ms)", "One baseline decode step: measured in its trace, else 1 ÷ its tok/s.",
+                               MS),
+    "point from": Column("point from", "session = that session's tok/s and accept length (cycle model); trace = the "
+                         "variant's measured cycle."),
+    # --- breakdown
+    "part": Column("part", "A part of the pace-setting (slowest) rank's mean complete cycle, as the chart names it; "
+                   "the parts add up to the whole cycle. " + BREAKDOWN.split(" Bars:")[0]),
+    "rank": Column("rank", "Tensor-parallel rank (from the trace's distributedInfo or its file name).", COUNT),
+    "cycles": Column("cycles", "Complete cycles (baseline: decode steps) of the rank in the trace.", COUNT),
+    "median cycle (ms)": Column("median cycle (ms)", "Median complete cycle of the rank. " + RANKS, MS),
+    "slowest cycle (ms)": Column("slowest cycle (ms)", "The rank's longest complete cycle.", MS),
+    "median verify (ms)": Column("median verify (ms)", "Median verify phase of the rank. " + BLANK_NO_VERIFY, MS),
+    "communication per cycle (ms)": Column(
+        "communication / cycle (ms)", "Speculative ranks: median communication inside verify. Baseline ranks (no "
+        "verify): the rank's communication kernels over the whole trace ÷ its decode steps.", MS),
+    "stage": Column("stage", f"Prefill or decode server in a disaggregated (PD) setup; {EMPTY} = not disaggregated."),
+    "file": Column("file", "Trace file name (one per rank).", width=TEXT_WIDTH),
+    "GPU": Column("GPU", f"GPU name from the trace; {EMPTY} = not recorded."),
+    "span (ms)": Column("span (ms)", "First to last GPU event of the trace.", MS),
+    "GPU busy (ms)": Column("GPU busy (ms)", "Union of all kernels and memcpys: time some GPU work ran.", MS),
+    "GPU idle (ms)": Column("GPU idle (ms)", "Span − busy: no GPU work.", MS),
+    "kernels": Column("kernels", "GPU kernels in the trace.", COUNT),
+    **{f"{name} (ms)": Column(f"{name} (ms)", what + ", union over the trace (overlaps on several streams merged).", MS)
+       for name, what in KERNEL_CLASSES.values() if name != "GPU idle"},
+    "kernel": Column("kernel", "Kernel name as the trace records it (templates shortened by the profiler).", width=TEXT_WIDTH),
+    "cycle phase": Column("cycle phase", "The part of the cycle the kernel ran in, as the breakdown chart names it (a "
+                          "baseline: decode step)."),
+    "class": Column("class", "Kernel class: communication (nccl*, custom all-reduce), gemm, attention, moe, memcpy, other."),
+    "calls per rank": Column("calls / rank", "Launches of the kernel per rank (mean over ranks).", COUNT),
+    "total per rank (ms)": Column("total / rank (ms)", "Summed durations per rank (overlaps not merged).", MS),
+    "mean (ms)": Column("mean (ms)", "Mean duration of one launch.", MS),
+    "p99 (ms)": Column("p99 (ms)", "99th percentile of one launch's duration (slowest rank).", MS),
+    # --- phases
+    "dates": Column("dates", "From the phase's earliest to its latest evidence (run, record, log line or trace)."),
+    "sessions": Column("sessions", "Sessions of any origin: benchmarks, server lifetimes, bench records, trace sets.", COUNT),
+    "measured runs": Column("measured runs", "Benchmark runs, warm-ups excluded (bench records and log lines are not "
+                            "runs).", COUNT),
+    "decisions": Column("decisions", f"Decisions recorded for the phase; {EMPTY} = none yet."),
+    "headline per variant": Column("headline per variant (tok/s)",
+                                   "Headline tok/s over measured runs, runs, records or log lines; τ = accept length "
+                                   "(tokens/step, bonus incl.).", width=260),
+    "mean": Column("mean of runs (tok/s)", MEAN_OF_RUNS, TOK_S),
+    "95% CI low": Column("95% CI low (tok/s)", CI + f" {EMPTY}: fewer than 2 runs.", TOK_S),
+    "95% CI high": Column("95% CI high (tok/s)", CI + f" {EMPTY}: fewer than 2 runs.", TOK_S),
+    # --- decisions
+    "decided (UTC)": Column("decided (UTC)", "When the decision was recorded."),
+    "title": Column("title", "The decision's title."),
+    "evidence": Column("evidence", "Stale: the evidence sessions' numbers have changed since the decision (re-ingest, "
+                       "new runs)."),
+    "numbers then": Column("numbers then", "The headline numbers frozen with the decision.", width=260),
+    # --- files and provenance
+    "role": Column("role", "What the file is to this session."),
+    "path": Column("path", "Where the file was read from (relative to the folder named above the table).", width=TEXT_WIDTH),
+    "on disk": Column("on disk", "present / changed since ingest (size differs) / gone."),
+    "sha256": Column("sha256", "Content hash (first 12 hex digits): re-ingesting the same bytes is a no-op."),
+    "linked by": Column("linked by", f"How a server log was linked to the session; {EMPTY} for the session's own file."),
+    "ingested": Column("ingested (UTC)", "When the file was ingested."),
+    "rows loaded": Column("rows loaded", "Rows the file added to the store's tables.", COUNT),
+    "lines skipped": Column("lines skipped", "Lines (or events) read but not used: noise, other log lines, unused "
+                            "trace events.", COUNT),
+    "label": Column("variant label", f"--variant given at ingest; {EMPTY} = none: a log names its variants from its "
+                    "server args, a benchmark from its own fields or its folder."),
+    "what": Column("what", "What the format is.", width=240),
+    "example line": Column("example line", "A line or record the format reads.", width=240),
+}
+
+# Columns named after whose values they hold (the config side-by-sides, the breakdown's variants): the name
+# is the label.
+COLUMN_PATTERNS: tuple[tuple[re.Pattern[str], str, Quantity | None], ...] = (
+    (re.compile(r".+ \(ms\)"), f"That variant's mean ms per cycle in the part; {EMPTY} = the variant has no such part.", MS),
+    (re.compile(r"this \(.+\)"), f"This session's server argument; {EMPTY} = not set.", None),
+    (re.compile(r"baseline \(.+\)"), f"The baseline's server argument; {EMPTY} = not set.", None),
+    (re.compile(r"value in .+"), f"That drafter's speculation setting; {EMPTY} = not set.", None),
+)
+
+
+def column(name: str) -> Column | None:
+    """The declared column for a builder's column name, or None (a page must not show it)."""
+    if name in COLUMNS:
+        return COLUMNS[name]
+    for pattern, help_text, quantity in COLUMN_PATTERNS:
+        if pattern.fullmatch(name):
+            return Column(name, help_text, quantity)
+    return None

@@ -1,61 +1,144 @@
-"""Display tables: analysis frames renamed and ordered for people, shared by pages, exports and reports. Pure pandas."""
+"""Display tables: analysis frames renamed, chosen and ordered for people, shared by pages and reports. Pure pandas.
+
+Column names are the keys of ``definitions.COLUMNS`` (its label, help and quantity are what a page
+shows); numbers stay at full precision, the declaration rounds them when shown. Exports are the
+``*_export`` frames: machine names, numbers only (a CI is two columns), every digit.
+"""
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from dashboard.analysis import BreakEven
+from dashboard.analysis import CYCLE_MEASURED, BreakEven
+from dashboard.definitions import (
+    ACCEPT,
+    COUNT,
+    CYCLE_PARTS,
+    EMPTY,
+    KERNEL_CLASSES,
+    MS,
+    REQ_S,
+    SECONDS,
+    TIME_TEXT,
+    TOK_S,
+    Quantity,
+    missing,
+)
+
+FEWER_THAN_TWO = "n/a (n < 2)"  # fewer than two runs, records or log lines: no interval
 
 
-def _ci(low: Any, high: Any, digits: int = 2) -> str:
-    if low is None or high is None or pd.isna(low) or pd.isna(high):
-        return "n/a (< 2 runs)"
-    return f"{low:,.{digits}f} – {high:,.{digits}f}"
+def _ci(low: Any, high: Any) -> str:
+    """A tok/s interval as the CI columns show it (their label carries the unit)."""
+    if missing(low) or missing(high):
+        return FEWER_THAN_TWO
+    return TOK_S.interval(low, high, unit=False)
 
 
 def _col(frame: pd.DataFrame, name: str) -> pd.Series:
     return frame[name] if name in frame else pd.Series([None] * len(frame), index=frame.index, dtype=object)
 
 
+def _numbers(values: pd.Series) -> pd.Series:
+    return pd.to_numeric(values, errors="coerce").astype(float)
+
+
+def _text(values: Iterable[Any]) -> list[str]:
+    """Text cells with every gap (None, NaN, empty) read as the declared empty mark."""
+    return [EMPTY if missing(v) or str(v) == "" else str(v) for v in values]
+
+
+def _when(value: Any) -> str:
+    return EMPTY if missing(value) else pd.Timestamp(value).strftime(TIME_TEXT)
+
+
+# --- Compare ------------------------------------------------------------------------------------
+
 def comparison_table(comparison: pd.DataFrame, has_baseline: bool, not_like_for_like: Iterable[str] = ()) -> pd.DataFrame:
-    """One row per variant, as the Compare page, the decision page and the reports show it."""
+    """One row per variant, as the Compare page, the decision page and the reports show it.
+
+    The baseline's Δ cells stay empty (it is the reference); the CIs are text ("low – high").
+    """
     blocked = set(not_like_for_like)
     base = comparison["is_baseline"] if "is_baseline" in comparison else pd.Series(False, index=comparison.index)
     out = pd.DataFrame({
         "variant": comparison["variant"],
         "runs": comparison["runs"],
-        "Σtok/Σtime": comparison["tokens_over_time"].astype(float).round(2),
-        "mean of runs": comparison["mean_of_runs"].astype(float).round(2),
+        "Σtok/Σtime": _numbers(comparison["tokens_over_time"]),
+        "mean of runs": _numbers(comparison["mean_of_runs"]),
         "95% CI": [_ci(lo, hi) for lo, hi in zip(_col(comparison, "ci_low"), _col(comparison, "ci_high"), strict=True)],
     })
     if has_baseline:
-        out["Δ tok/s"] = _col(comparison, "delta").astype(float).round(2).mask(base)
-        out["Δ %"] = _col(comparison, "delta_pct").astype(float).round(1).mask(base)
-        out["Δ 95% CI"] = ["—" if b else _ci(lo, hi)
+        out["Δ tok/s"] = _numbers(_col(comparison, "delta")).mask(base)
+        out["Δ %"] = _numbers(_col(comparison, "delta_pct")).mask(base)
+        out["Δ 95% CI"] = [EMPTY if b else _ci(lo, hi) if not (missing(lo) or missing(hi)) else FEWER_THAN_TWO
                            for b, lo, hi in zip(base, _col(comparison, "delta_low"), _col(comparison, "delta_high"), strict=True)]
-        out["verdict"] = _col(comparison, "verdict")
-        out["speedup"] = _col(comparison, "speedup").astype(float).round(3)
-    out["tokens/step"] = _col(comparison, "tokens_per_step").astype(float).round(2)
-    out["drafts/step"] = _col(comparison, "accepted_drafts_per_step").astype(float).round(2)
-    out["cycle ms (est.)"] = _col(comparison, "cycle_ms_est").astype(float).round(1)
+        out["verdict"] = _text(_col(comparison, "verdict"))
+        out["speedup"] = _numbers(_col(comparison, "speedup"))
+    out["tokens/step"] = _numbers(_col(comparison, "tokens_per_step"))
+    out["drafts/step"] = _numbers(_col(comparison, "accepted_drafts_per_step"))
+    out["cycle ms (est.)"] = _numbers(_col(comparison, "cycle_ms_est"))
     out["short runs"] = _col(comparison, "short_runs")
     if has_baseline:
         out["like-for-like"] = ["⚠ no" if v in blocked else "✓" for v in comparison["variant"]]
     return out
 
 
-def break_even_table(results: Iterable[BreakEven]) -> pd.DataFrame:
-    """What each drafter needs, the answer first: break-even accepted drafts per step and cycle time."""
-    return pd.DataFrame([
-        {"variant": r.variant, "tokens/step τ": r.tokens_per_step, "drafts/step now": r.tokens_per_step - 1,
-         "r": r.cost_ratio, "break-even drafts/step": r.needed_accepted_drafts, "break-even τ": r.needed_tokens_per_step,
-         "cycle ms": r.cycle_ms, "break-even cycle ms": r.needed_cycle_ms, "baseline step ms": r.baseline_step_ms,
-         "cycle ms (cycle model)": r.estimated_cycle_ms,
-         "S = τ ÷ r": r.predicted_speedup, "observed speedup": r.observed_speedup, "cycle from": r.cycle_source}
-        for r in results
-    ])
+COMPARISON_EXPORT = ["variant", "is_baseline", "basis", "runs", "headline", "tokens_over_time", "mean_of_runs", "ci_low",
+                     "ci_high", "sd", "delta", "delta_pct", "delta_low", "delta_high", "verdict", "speedup",
+                     "tokens_per_step", "accepted_drafts_per_step", "cycle_ms_est", "short_runs"]
+
+
+def comparison_export(comparison: pd.DataFrame, not_like_for_like: Iterable[str] = ()) -> pd.DataFrame:
+    """The comparison as a file holds it: machine names, full precision, each CI as two numeric columns."""
+    blocked = set(not_like_for_like)
+    out = pd.DataFrame({name: _col(comparison, name) for name in COMPARISON_EXPORT})
+    out["like_for_like"] = [v not in blocked for v in comparison["variant"]]
+    return out
+
+
+def measured_runs_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Every measured run of the selection, the short ones flagged (Compare's runs table)."""
+    measured = runs[~runs["is_warmup"]]
+    return pd.DataFrame({
+        "variant": measured["variant"],
+        "phase": _text(measured["phase"]),
+        "run": [str(i) for i in measured["run_index"]],
+        "flag": _flags(measured),
+        "prompt tokens": measured["prompt_tokens"],
+        "output tokens": measured["output_tokens"],
+        "time (s)": _numbers(measured["duration_s"]),
+        "tok/s": _numbers(measured["tok_per_s"]),
+        "finish": _text(measured["finish_reason"]),
+    }).reset_index(drop=True)
+
+
+def sources_table(sources: pd.DataFrame, headline: pd.DataFrame) -> pd.DataFrame:
+    """Every throughput source of each variant side by side; the one its headline uses is marked."""
+    chosen = set(zip(headline["variant"], headline["basis"], strict=True))
+    return pd.DataFrame({
+        "variant": sources["variant"],
+        "throughput from": sources["basis"],
+        "n": sources["n_runs"],
+        "of": _text(sources["sample_unit"]),
+        "tok/s": _numbers(sources["tokens_over_time"]),
+        "sd": _numbers(sources["sd"]),
+        "headline": ["✓" if (v, b) in chosen else EMPTY
+                     for v, b in zip(sources["variant"], sources["basis"], strict=True)],
+    }).reset_index(drop=True)
+
+
+SOURCES_EXPORT = ["variant", "phase", "session_id", "basis_rank", "basis", "sample_unit", "concurrency", "n_runs",
+                  "n_sessions", "mean_of_runs", "tokens_over_time", "sd", "short_runs", "prompt_min", "prompt_max",
+                  "max_tokens", "first_run_at", "last_run_at"]
+
+
+def sources_export(sources: pd.DataFrame) -> pd.DataFrame:
+    return sources[[c for c in SOURCES_EXPORT if c in sources]]
 
 
 FINDING_COLUMNS = {"variant": "variant", "setting": "setting", "baseline": "baseline", "this": "this variant",
@@ -63,98 +146,313 @@ FINDING_COLUMNS = {"variant": "variant", "setting": "setting", "baseline": "base
 
 
 def findings_table(findings: list[dict[str, Any]]) -> pd.DataFrame:
-    frame = pd.DataFrame(findings, columns=list(FINDING_COLUMNS))
-    return frame.rename(columns=FINDING_COLUMNS)
+    frame = pd.DataFrame(findings, columns=list(FINDING_COLUMNS)).rename(columns=FINDING_COLUMNS)
+    for text in ("setting", "baseline", "this variant", "kind"):
+        frame[text] = _text(frame[text])
+    return frame
 
 
-RUN_COLUMNS = {
-    "run_index": "run", "is_warmup": "warm-up", "flag": "flag", "prompt_tokens": "prompt tokens",
-    "output_tokens": "output tokens", "max_tokens": "max_tokens", "duration_s": "time (s)", "tok_per_s": "tok/s",
-    "tokens_per_step": "tokens/step (log)", "accepted_drafts_per_step": "drafts/step (log)",
-    "log_gen_throughput": "gen tok/s (log)", "decode_lines": "decode lines", "finish_reason": "finish",
-    "started_at": "started", "ended_at": "ended",
-}
+def drafter_table(differences: pd.DataFrame) -> pd.DataFrame:
+    """Speculation settings that differ between drafters: one ``value in <variant>`` column each."""
+    fixed = {"setting", "kind"}
+    return differences.rename(columns={c: f"value in {c}" for c in differences.columns if c not in fixed})
+
+
+# --- Run ----------------------------------------------------------------------------------------
+
+def run_labels(runs: pd.DataFrame) -> list[str]:
+    """W1, W2 … for warm-ups, 1, 2 … for measured runs: never two '1's in one column."""
+    return [f"W{i}" if warm else str(i) for i, warm in zip(runs["run_index"], runs["is_warmup"], strict=True)]
+
+
+def _flags(runs: pd.DataFrame) -> list[str]:
+    return ["warm-up (excluded)" if warm else "⚠ stopped early" if hit is False else "✓ full length"
+            for hit, warm in zip(runs["hit_max_tokens"], runs["is_warmup"], strict=True)]
 
 
 def session_runs_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """A session's runs, the short-run flag beside them; column names for people."""
-    flagged = runs.assign(flag=[("⚠ stopped early" if hit is False and not warm else "")
-                                for hit, warm in zip(runs["hit_max_tokens"], runs["is_warmup"], strict=True)])
-    return flagged[[c for c in RUN_COLUMNS if c in flagged]].rename(columns=RUN_COLUMNS)
+    """A session's runs as the benchmark recorded them, warm-ups first (W1, W2), the short-run flag beside them."""
+    return pd.DataFrame({
+        "run": run_labels(runs),
+        "warm-up": runs["is_warmup"].astype(bool),
+        "flag": _flags(runs),
+        "prompt tokens": runs["prompt_tokens"],
+        "output tokens": runs["output_tokens"],
+        "time (s)": _numbers(runs["duration_s"]),
+        "tok/s": _numbers(runs["tok_per_s"]),
+        "finish": _text(_col(runs, "finish_reason")),
+    }).reset_index(drop=True)
 
 
-TREND_COLUMNS = {"phase": "phase", "variant": "variant", "basis": "throughput from", "runs": "n", "headline": "tok/s",
-                 "mean_of_runs": "mean", "ci_low": "95% CI low", "ci_high": "95% CI high", "tokens_per_step": "tokens/step",
-                 "accepted_drafts_per_step": "drafts/step"}
+def run_log_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """What the server log says inside each run's time window: accept length, gen throughput, lines."""
+    return pd.DataFrame({
+        "run": run_labels(runs),
+        "tokens/step (log)": _numbers(_col(runs, "tokens_per_step")),
+        "drafts/step (log)": _numbers(_col(runs, "accepted_drafts_per_step")),
+        "gen tok/s (log)": _numbers(_col(runs, "log_gen_throughput")),
+        "decode lines": _numbers(_col(runs, "decode_lines")),
+    }).reset_index(drop=True)
 
 
-def trends_table(trends: pd.DataFrame) -> pd.DataFrame:
-    return trends[list(TREND_COLUMNS)].rename(columns=TREND_COLUMNS)
-
-
-TRACE_OVERVIEW_COLUMNS = {
-    "variant": "variant", "file_name": "file", "rank": "rank", "gpu_name": "GPU", "span_ms": "span (ms)",
-    "busy_ms": "GPU busy (ms)", "idle_ms": "GPU idle (ms)", "communication_ms": "communication (ms)",
-    "gemm_ms": "GEMM (ms)", "attention_ms": "attention (ms)", "moe_ms": "MoE (ms)", "memcpy_ms": "memcpy (ms)",
-    "other_kernel_ms": "other kernels (ms)", "kernels": "kernels",
-}
-
-
-def trace_overview_table(overview: pd.DataFrame) -> pd.DataFrame:
-    """One row per trace file and rank: busy, idle and each kernel class's union, ms to 2 decimals."""
-    shown = overview[list(TRACE_OVERVIEW_COLUMNS)].rename(columns=TRACE_OVERVIEW_COLUMNS)
-    ms = [label for key, label in TRACE_OVERVIEW_COLUMNS.items() if key.endswith("_ms")]
-    shown[ms] = shown[ms].astype(float).round(2)
-    shown["GPU"] = shown["GPU"].fillna("—")
-    return shown
-
-
-TOP_KERNEL_COLUMNS = {
-    "variant": "variant", "name": "kernel", "kernel_class": "class", "cycle_phase": "phase",
-    "calls_per_rank": "calls per rank", "total_ms_per_rank": "total per rank (ms)", "mean_ms": "mean (ms)",
-    "p50_ms": "median (ms)", "p99_ms": "p99 (ms)",
-}
-
-
-def top_kernels_table(kernels: pd.DataFrame) -> pd.DataFrame:
-    shown = kernels[list(TOP_KERNEL_COLUMNS)].rename(columns=TOP_KERNEL_COLUMNS)
-    ms = [label for key, label in TOP_KERNEL_COLUMNS.items() if key.endswith("_ms")]
-    shown[ms] = shown[ms].astype(float).round(2)
-    shown["calls per rank"] = shown["calls per rank"].astype(float).round(0)
-    return shown
-
-
-SOURCE_COLUMNS = {
-    "variant": "variant", "basis": "throughput from", "n_runs": "n", "sample_unit": "of", "tokens_over_time": "tok/s",
-    "sd": "sd", "headline": "headline",
-}
-
-
-def sources_table(sources: pd.DataFrame, headline: pd.DataFrame) -> pd.DataFrame:
-    """Every throughput source of each variant side by side; the one its headline uses is marked."""
-    chosen = set(zip(headline["variant"], headline["basis"], strict=True))
-    shown = sources.assign(headline=["✓" if (v, b) in chosen else "" for v, b in zip(sources["variant"], sources["basis"], strict=True)])
-    shown = shown[list(SOURCE_COLUMNS)].rename(columns=SOURCE_COLUMNS)
-    shown["tok/s"] = shown["tok/s"].astype(float).round(1)
-    shown["sd"] = shown["sd"].astype(float).round(1)
-    return shown
-
-
-
-RECORD_FIELDS = {
-    "tool": "benchmark", "backend": "backend", "dataset_name": "dataset", "tag": "tag", "max_concurrency": "max concurrency",
-    "request_rate": "request rate (req/s)", "completed": "completed requests", "duration_s": "duration (s)",
-    "total_input_tokens": "input tokens", "total_output_tokens": "output tokens",
-    "output_throughput": "output throughput (tok/s)", "request_throughput": "request throughput (req/s)",
-    "mean_ttft_ms": "mean TTFT (ms)", "median_ttft_ms": "median TTFT (ms)", "mean_tpot_ms": "mean TPOT (ms)",
-    "median_tpot_ms": "median TPOT (ms)", "mean_itl_ms": "mean ITL (ms)", "mean_e2e_latency_ms": "mean end-to-end latency (ms)",
-    "accept_length": "accept length (server lifetime average, tokens/step)",
+RECORD_FIELDS: dict[str, tuple[str, Quantity | None]] = {
+    "tool": ("benchmark", None), "backend": ("backend", None), "dataset_name": ("dataset", None), "tag": ("tag", None),
+    "max_concurrency": ("max concurrency", COUNT), "request_rate": ("request rate (req/s)", REQ_S),
+    "completed": ("completed requests", COUNT), "duration_s": ("duration (s)", SECONDS),
+    "total_input_tokens": ("input tokens", COUNT), "total_output_tokens": ("output tokens", COUNT),
+    "output_throughput": ("output throughput (tok/s)", TOK_S), "request_throughput": ("request throughput (req/s)", REQ_S),
+    "mean_ttft_ms": ("mean TTFT (ms)", MS), "median_ttft_ms": ("median TTFT (ms)", MS), "mean_tpot_ms": ("mean TPOT (ms)", MS),
+    "median_tpot_ms": ("median TPOT (ms)", MS), "mean_itl_ms": ("mean ITL (ms)", MS),
+    "mean_e2e_latency_ms": ("mean end-to-end latency (ms)", MS),
+    "accept_length": ("accept length (server lifetime average, tokens/step)", ACCEPT),
 }
 
 
 def record_table(record: pd.Series) -> pd.DataFrame:
-    """A bench record's figures as rows of (figure, value): only what the record holds."""
-    rows = [{"figure": label, "value": record[key]} for key, label in RECORD_FIELDS.items()
-            if key in record and record[key] is not None and not (isinstance(record[key], float) and pd.isna(record[key]))]
-    return pd.DataFrame({"figure": [r["figure"] for r in rows],
-                         "value": [f"{v:,.2f}" if isinstance(v, float) else str(v) for v in (r["value"] for r in rows)]})
+    """A bench record's figures as rows of (figure, value): only what the record holds, each at its precision."""
+    rows = [(label, record[key], quantity) for key, (label, quantity) in RECORD_FIELDS.items()
+            if key in record and not missing(record[key])]
+    return pd.DataFrame({
+        "figure": [label for label, _, _ in rows],
+        "value": [quantity.text(value, unit=False) if quantity is not None and isinstance(value, (int, float)) else str(value)
+                  for _, value, quantity in rows],
+    })
+
+
+SHALLOW_FOLDER_PARTS = 3  # "/", "/tmp", "/work/main": too general a folder to be worth naming
+TAIL_PARTS = 3  # without one, a path shows its last three parts: …/phase-2/k2-drafter-ft/server.log
+
+
+def short_paths(paths: Sequence[str]) -> tuple[str, list[str]]:
+    """The folder the paths share and each path relative to it (a lone file: its folder and its name).
+
+    Paths from unrelated places (an upload under /tmp beside the demo's files) share no folder worth
+    naming: each then shows its tail ("…/parent/folder/name"), the whole path being in the download.
+    """
+    if not paths:
+        return "", []
+    parents = [str(Path(p).parent) for p in paths]
+    try:
+        common = os.path.commonpath(parents)
+    except ValueError:  # relative and absolute paths mixed
+        common = ""
+    if len(Path(common).parts) < SHALLOW_FOLDER_PARTS:
+        return "", [p if len(Path(p).parts) <= TAIL_PARTS else "…/" + "/".join(Path(p).parts[-TAIL_PARTS:]) for p in paths]
+    return common, [os.path.relpath(p, common) for p in paths]
+
+
+def provenance_table(rows: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """The files behind a session (role, path under their common folder, on disk, format, link, hash)."""
+    folder, relative = short_paths(rows["path"].tolist())
+    return folder, pd.DataFrame({
+        "role": rows["role"].tolist(),
+        "path": relative,
+        "on disk": rows["on disk"].tolist(),
+        "kind": _text(rows["kind"]),
+        "linked by": _text(rows["linked by"]),
+        "sha256": [EMPTY if missing(h) else str(h)[:12] for h in rows["sha256"]],
+    })
+
+
+# --- Break-even ---------------------------------------------------------------------------------
+
+def _cycle_from(source: str) -> str:
+    return "trace" if source == CYCLE_MEASURED else "cycle model"
+
+
+def break_even_tables(results: Iterable[BreakEven]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Where each drafter is now (τ, cycle, r, S), then what it would need to break even."""
+    rows = list(results)
+    where = pd.DataFrame([
+        {"variant": r.variant, "tokens/step τ": r.tokens_per_step, "cycle ms": r.cycle_ms, "cycle from": _cycle_from(r.cycle_source),
+         "cycle ms (cycle model)": r.estimated_cycle_ms, "r": r.cost_ratio, "S = τ ÷ r": r.predicted_speedup,
+         "observed speedup": r.observed_speedup}
+        for r in rows
+    ], columns=["variant", "tokens/step τ", "cycle ms", "cycle from", "cycle ms (cycle model)", "r", "S = τ ÷ r",
+                "observed speedup"])
+    needs = pd.DataFrame([
+        {"variant": r.variant, "drafts/step now": r.tokens_per_step - 1, "break-even drafts/step": r.needed_accepted_drafts,
+         "break-even τ": r.needed_tokens_per_step, "break-even cycle ms": r.needed_cycle_ms}
+        for r in rows
+    ], columns=["variant", "drafts/step now", "break-even drafts/step", "break-even τ", "break-even cycle ms"])
+    return where, needs
+
+
+def break_even_export(results: Iterable[BreakEven]) -> pd.DataFrame:
+    return pd.DataFrame([
+        {"variant": r.variant, "tokens_per_step": r.tokens_per_step, "accepted_drafts_per_step": r.tokens_per_step - 1,
+         "cost_ratio": r.cost_ratio, "needed_accepted_drafts": r.needed_accepted_drafts,
+         "needed_tokens_per_step": r.needed_tokens_per_step, "cycle_ms": r.cycle_ms, "needed_cycle_ms": r.needed_cycle_ms,
+         "baseline_step_ms": r.baseline_step_ms, "estimated_cycle_ms": r.estimated_cycle_ms,
+         "predicted_speedup": r.predicted_speedup, "observed_speedup": r.observed_speedup, "cycle_source": r.cycle_source}
+        for r in results
+    ])
+
+
+def plane_points_table(points: pd.DataFrame) -> pd.DataFrame:
+    """The points of the (τ, r) plane: sessions (cycle model) and traced variants (measured cycle)."""
+    from_trace = points["session_id"].isna() if "session_id" in points else pd.Series(False, index=points.index)
+    return pd.DataFrame({
+        "point from": ["trace" if t else "session" for t in from_trace],
+        "variant": points["variant"],
+        "phase": _text(_col(points, "phase")),
+        "started": [_when(v) for v in _col(points, "started_at")],
+        "tok/s": _numbers(_col(points, "tok_per_s")),
+        "tokens/step": _numbers(points["tokens_per_step"]),
+        "cycle ms": _numbers(_col(points, "cycle_ms")),
+        "r": _numbers(points["cost_ratio"]),
+    }).reset_index(drop=True)
+
+
+# --- Phases -------------------------------------------------------------------------------------
+
+def _dates(first: Any, last: Any) -> str:
+    if missing(first):
+        return EMPTY
+    start, end = pd.Timestamp(first), pd.Timestamp(last) if not missing(last) else pd.Timestamp(first)
+    if start.date() == end.date():
+        return f"{start:%Y-%m-%d}"
+    return f"{start:%Y-%m-%d} – {end:%m-%d}" if start.year == end.year else f"{start:%Y-%m-%d} – {end:%Y-%m-%d}"
+
+
+def phases_table(overview: pd.DataFrame, decided: Sequence[str], headlines: Sequence[str]) -> pd.DataFrame:
+    return pd.DataFrame({
+        "phase": overview["phase"],
+        "dates": [_dates(f, la) for f, la in zip(overview["first_at"], overview["last_at"], strict=True)],
+        "sessions": overview["sessions"],
+        "measured runs": overview["measured_runs"],
+        "decisions": list(decided),
+        "headline per variant": list(headlines),
+    })
+
+
+def trends_table(trends: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "phase": trends["phase"],
+        "variant": trends["variant"],
+        "n": trends["runs"],
+        "tok/s": _numbers(trends["headline"]),
+        "95% CI": [_ci(lo, hi) for lo, hi in zip(trends["ci_low"], trends["ci_high"], strict=True)],
+        "tokens/step": _numbers(trends["tokens_per_step"]),
+        "throughput from": _text(trends["basis"]),
+    }).reset_index(drop=True)
+
+
+# --- Breakdown ----------------------------------------------------------------------------------
+
+def cycle_parts_table(composition: pd.DataFrame) -> pd.DataFrame:
+    """Where a cycle goes, one row per part (as the chart's legend names it) and a column per variant (ms).
+
+    Variants are columns so the table stays narrow; a part a variant does not have is empty.
+    """
+    by_part = composition.pivot_table(index="component", columns="variant", values="mean_ms", aggfunc="sum")
+    parts = [p for p in CYCLE_PARTS if p in by_part.index]
+    variants = list(dict.fromkeys(composition["variant"]))
+    table = by_part.reindex(index=parts, columns=variants)
+    totals = pd.DataFrame([table.sum(axis=0, min_count=1)], index=["cycle"])
+    shown = pd.concat([totals, table])
+    shown.insert(0, "part", ["whole cycle (decode step for a baseline)", *[CYCLE_PARTS[p] for p in parts]])
+    return shown.rename(columns={v: f"{v} (ms)" for v in variants}).reset_index(drop=True)
+
+
+def rank_table(ranks: pd.DataFrame) -> pd.DataFrame:
+    """Per variant and rank: cycles, median and slowest cycle, verify, communication per cycle (ms)."""
+    out = pd.DataFrame({
+        "variant": ranks["variant"],
+        "rank": ranks["rank"],
+        "cycles": ranks["complete_cycles"],
+        "median cycle (ms)": _numbers(ranks["median_cycle_ms"]),
+        "slowest cycle (ms)": _numbers(ranks["max_cycle_ms"]),
+        "median verify (ms)": _numbers(ranks["median_verify_ms"]),
+        "communication per cycle (ms)": communication_per_cycle(ranks),
+    })
+    if "stage" in ranks and ranks["stage"].notna().any():  # only prefill/decode-disaggregated servers have one
+        out.insert(2, "stage", _text(ranks["stage"]))
+    return out.reset_index(drop=True)
+
+
+def communication_per_cycle(ranks: pd.DataFrame) -> pd.Series:
+    """Per rank: the median communication inside verify; without verify (a baseline's decode steps), the
+    rank's communication over the whole trace ÷ its complete steps (the rank views have no per-step figure)."""
+    verify = _numbers(ranks["median_verify_comm_ms"])
+    per_step = _numbers(_col(ranks, "communication_ms")) / _numbers(ranks["complete_cycles"]).where(lambda n: n > 0)
+    return verify.where(verify.notna(), per_step)
+
+
+def trace_files_table(overview: pd.DataFrame) -> pd.DataFrame:
+    """One row per trace file and rank: GPU busy and idle (ms); the span (busy + idle) and kernel count are in the export."""
+    return pd.DataFrame({
+        "variant": overview["variant"],
+        "file": overview["file_name"],
+        "rank": overview["rank"],
+        "GPU": _text(overview["gpu_name"]),
+        "GPU busy (ms)": _numbers(overview["busy_ms"]),
+        "GPU idle (ms)": _numbers(overview["idle_ms"]),
+    }).reset_index(drop=True)
+
+
+KERNEL_CLASS_COLUMNS = {key: f"{name} (ms)" for key, (name, _) in KERNEL_CLASSES.items() if key != "idle_ms"}
+
+
+def kernel_classes_table(overview: pd.DataFrame) -> pd.DataFrame:
+    """Per trace file and rank, each kernel class's union over the whole trace (ms); a class no trace has is left out."""
+    out = pd.DataFrame({"variant": overview["variant"], "rank": overview["rank"]})
+    for key, label in KERNEL_CLASS_COLUMNS.items():
+        values = _numbers(overview[key])
+        if values.fillna(0).ne(0).any():
+            out[label] = values
+    return out.reset_index(drop=True)
+
+
+# A kernel's cycle phase as the breakdown chart names it (the store's draft_extend is "draft-extend").
+PHASE_NAMES = {"draft": "draft", "verify": "verify", "draft_extend": CYCLE_PARTS["draft_extend"], "decode": "decode step",
+               "unattributed": CYCLE_PARTS["unattributed"], "idle": CYCLE_PARTS["idle"]}
+
+
+def top_kernels_table(kernels: pd.DataFrame, with_phase: bool = True) -> pd.DataFrame:
+    """The kernels with the most GPU time; p50/p99 stay in the download (the page has room for the mean).
+
+    ``with_phase=False`` for traces without phase markers, where every kernel's phase would read "unattributed".
+    """
+    out = pd.DataFrame({
+        "variant": kernels["variant"],
+        "kernel": kernels["name"],
+        "class": _text(kernels["kernel_class"]),
+        "cycle phase": _text(kernels["cycle_phase"].map(lambda p: PHASE_NAMES.get(p, p))),
+        "calls per rank": _numbers(kernels["calls_per_rank"]),
+        "total per rank (ms)": _numbers(kernels["total_ms_per_rank"]),
+        "mean (ms)": _numbers(kernels["mean_ms"]),
+    })
+    return (out if with_phase else out.drop(columns=["cycle phase"])).reset_index(drop=True)
+
+
+# --- Decisions and Ingest -----------------------------------------------------------------------
+
+def ledger_table(decisions: pd.DataFrame, stale: Sequence[bool], numbers: Sequence[str]) -> pd.DataFrame:
+    return pd.DataFrame({
+        "decided (UTC)": [_when(v) for v in decisions["created_at"]],
+        "title": decisions["title"].tolist(),
+        "phase": _text(decisions["phase"]),
+        "verdict": decisions["verdict"].tolist(),
+        "evidence": ["⚠ stale" if s else "✓ current" for s in stale],
+        "numbers then": list(numbers),
+    })
+
+
+def store_files_table(sources: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """The files in the store, paths under their common folder, newest first."""
+    folder, relative = short_paths(sources["path"].tolist())
+    return folder, pd.DataFrame({
+        "path": relative,
+        "kind": _text(sources["kind"]),
+        "phase": _text(sources["phase"]),
+        "label": _text(sources["variant"]),
+        "rows loaded": sources["rows_loaded"],
+        "lines skipped": sources["lines_skipped"],
+        "ingested": [_when(v) for v in sources["ingested_at"]],
+    })
+
+
+def formats_table(formats: Iterable[Any]) -> pd.DataFrame:
+    return pd.DataFrame([{"kind": f.kind, "what": f.description, "example line": f.example} for f in formats],
+                        columns=["kind", "what", "example line"])

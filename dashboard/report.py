@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from dashboard import charts, definitions, frames, sampling
 from dashboard.analysis import ISO_SPEEDUPS, METRIC_LABELS, TOKENS_OVER_TIME
+from dashboard.definitions import ACCEPT, EMPTY, MS, RATIO
 from dashboard.evidence import evidence_frames, headline
 
 CSS = """
@@ -39,8 +40,22 @@ def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
+def shown_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table as text, the way the pages show it: declared labels for headers, each number at its quantity's
+    precision, "—" for every gap."""
+    out = {}
+    for name in frame.columns:
+        declared = definitions.column(str(name))
+        quantity = declared.quantity if declared else None
+        values = frame[name]
+        out[declared.label if declared else str(name)] = (
+            [quantity.number(v, declared.signed) for v in values] if quantity is not None and declared is not None
+            else [EMPTY if definitions.missing(v) or v == "" else str(v) for v in values])
+    return pd.DataFrame(out)
+
+
 def table_html(frame: pd.DataFrame) -> str:
-    return frame.to_html(index=False, escape=True, na_rep="—", border=0, float_format=lambda v: f"{v:,.2f}")
+    return shown_text(frame).to_html(index=False, escape=True, na_rep=EMPTY, border=0)
 
 
 def figures_html(figures: Sequence[go.Figure], first_note: str | None = None) -> list[str]:
@@ -109,6 +124,7 @@ def decision_report(
 ) -> str:
     """A decision with its frozen evidence, its charts rebuilt from that evidence (not from today's store)."""
     comparison, runs, points = evidence_frames(evidence)
+    runs = runs.astype({"is_warmup": bool})  # frozen without runs, the column is empty object: rows, not columns
     metric = METRIC_LABELS.get(evidence.get("metric", TOKENS_OVER_TIME), "")
     figures = [charts.tok_per_s_points(runs, comparison, metric, evidence.get("baseline"), clickable=False)]
     if comparison.get("delta_pct") is not None and comparison["delta_pct"].notna().any():
@@ -120,8 +136,8 @@ def decision_report(
     body = [
         f"<h1>{esc(decision['title'])}</h1>",
         f'<p><span class="verdict {esc(verdict)}">{esc(verdict)}</span> {esc(headline(evidence))}</p>',
-        f'<p class="meta">Phase {esc(decision.get("phase") or "—")} · decided {esc(str(decision["created_at"])[:16])} UTC · '
-        f"baseline {esc(evidence.get('baseline') or 'none')} · {len(evidence['sessions'])} evidence sessions</p>",
+        f'<p class="meta">Phase: {esc(decision.get("phase") or EMPTY)} · decided {esc(str(decision["created_at"])[:16])} UTC · '
+        f"baseline: {esc(evidence.get('baseline') or 'none')} · {len(evidence['sessions'])} evidence sessions</p>",
     ]
     if stale_reasons:
         body.append('<p class="stale"><b>Stale:</b> the evidence has changed since this decision: '
@@ -134,15 +150,16 @@ def decision_report(
     body += figures_html(figures, first_note=sampling.run_points_note(runs))
     if evidence.get("break_even"):
         body.append("<h2>Break-even</h2><ul>" + "".join(
-            f"<li><b>{esc(b['variant'])}</b>: r = {b['cost_ratio']:.2f} (cycle {b['cycle_ms']:.1f} ms, {esc(b['cycle_source'])}; "
-            f"baseline step {b['baseline_step_ms']:.1f} ms); breaks even at {b['needed_tokens_per_step']:.2f} tokens/step = "
-            f"{b['needed_accepted_drafts']:.2f} accepted drafts/step; at its accept length needs a cycle ≤ {b['needed_cycle_ms']:.1f} ms.</li>"
+            f"<li><b>{esc(b['variant'])}</b>: r = {RATIO.number(b['cost_ratio'])} (cycle {MS.text(b['cycle_ms'])}, "
+            f"{esc(b['cycle_source'])}; baseline step {MS.text(b['baseline_step_ms'])}); breaks even at "
+            f"{ACCEPT.text(b['needed_tokens_per_step'])} = {ACCEPT.number(b['needed_accepted_drafts'])} accepted drafts/step; "
+            f"at its accept length needs a cycle ≤ {MS.text(b['needed_cycle_ms'])}.</li>"
             for b in evidence["break_even"]) + "</ul>")
     findings = frames.findings_table(evidence.get("comparability", []))
     body.append("<h2>Config differences from the baseline</h2>")
     body.append(table_html(findings) if not findings.empty else "<p>None beyond the drafter: like-for-like.</p>")
     sessions = pd.DataFrame([{"session": s["session_id"], "variant": s["variant"], "phase": s["phase"],
-                              "started": s["started_at"], "runs": len(s["measured_runs"]), "file": s["source_path"],
-                              "sha256": s["source_sha256"][:16]} for s in evidence["sessions"]])
+                              "started": str(s["started_at"]).replace("T", " "), "runs": len(s["measured_runs"]),
+                              "path": s["source_path"], "sha256": s["source_sha256"][:12]} for s in evidence["sessions"]])
     body += ["<h2>Evidence sessions</h2>", table_html(sessions), definitions_html(), footer(link)]
     return document(f"specdash decision: {decision['title']}", body)

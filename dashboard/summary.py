@@ -8,19 +8,60 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from dashboard import definitions
-from dashboard.analysis import METRIC_LABELS, TOKENS_OVER_TIME
+from dashboard.analysis import (
+    CYCLE_ESTIMATED,
+    METRIC_LABELS,
+    TOKENS_OVER_TIME,
+    BreakEven,
+)
+from dashboard.definitions import (
+    ACCEPT,
+    EMPTY,
+    MS,
+    PERCENT,
+    RATIO,
+    SHARE,
+    TOK_S,
+    Quantity,
+    missing,
+)
 from dashboard.evidence import headline
 
 
-def _n(value: Any, digits: int = 2, signed: bool = False) -> str:
-    if value is None:
-        return "—"
-    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+def _ci(low: Any, high: Any, quantity: Quantity = TOK_S, signed: bool = False) -> str:
+    if missing(low) or missing(high):
+        return "n/a"
+    return f"[{quantity.number(low, signed)}, {quantity.number(high, signed)}]"
 
 
-def _ci(low: Any, high: Any, digits: int = 2, signed: bool = False) -> str:
-    return "n/a" if low is None or high is None else f"[{_n(low, digits, signed)}, {_n(high, digits, signed)}]"
+# --- sentences the pages show (numbers at their declared precision) ------------------------------
+
+def break_even_sentence(result: BreakEven) -> str:
+    """What one drafter needs to break even, in words (the Break-even page, under the plane)."""
+    how = ("estimated from tok/s and accept length" if result.cycle_source == CYCLE_ESTIMATED
+           else f"measured in a profiler trace; the cycle model says {MS.text(result.estimated_cycle_ms)}")
+    verdict_text = "loses to" if result.predicted_speedup < 1 else "beats"
+    return (
+        f"**{result.variant}**: r = {RATIO.number(result.cost_ratio)} (cycle ≈ {MS.text(result.cycle_ms)}, {how}, vs "
+        f"baseline step {MS.text(result.baseline_step_ms)}), τ = {ACCEPT.text(result.tokens_per_step)}, so it "
+        f"{verdict_text} baseline (S = τ ÷ r = {RATIO.number(result.predicted_speedup)}). At this cycle cost it breaks "
+        f"even at τ = {ACCEPT.text(result.needed_tokens_per_step)}, i.e. **{ACCEPT.number(result.needed_accepted_drafts)} "
+        f"accepted drafts per step** (now {ACCEPT.number(result.tokens_per_step - 1)}). At its accept length it would "
+        f"need a cycle of **≤ {MS.text(result.needed_cycle_ms)}** (r ≤ {RATIO.number(result.tokens_per_step)})."
+    )
+
+
+def breakdown_sentence(row: pd.Series) -> str:
+    """'Communication is 95% of k2-drafter's cycle (29.08 of 30.50 ms); verify takes 30.00 ms, 97% of it communication.'"""
+    text = (f"Communication is **{SHARE.text(row['communication_share'])}** of **{row['variant']}**'s "
+            f"{'cycle' if row['cycle_kind'] == 'speculative' else 'decode step'} "
+            f"({MS.number(row['communication_ms'])} of {MS.text(row['cycle_ms'])})")
+    if pd.notna(row["verify_ms"]) and row["verify_ms"] > 0:
+        text += f"; verify takes {MS.text(row['verify_ms'])}, **{SHARE.text(row['verify_comm_share'])}** of it communication"
+    return text + "."
 
 
 def _safe(text: Any) -> str:
@@ -41,23 +82,24 @@ def numbers_table(evidence: dict[str, Any]) -> list[str]:
     ]
     for v in evidence["variants"]:
         is_base = v["variant"] == evidence.get("baseline")
+        delta = EMPTY if is_base else f"{TOK_S.number(v.get('delta'), True)} {_ci(v.get('delta_low'), v.get('delta_high'), TOK_S, True)}"
         lines.append(
-            f"| {_cell(v['variant'])}{' (baseline)' if is_base else ''} | {v['runs']} | {_n(v['headline'])} "
-            f"| {_n(v['mean_of_runs'])} {_ci(v['ci_low'], v['ci_high'])} "
-            f"| {'—' if is_base else _n(v.get('delta'), 2, True) + ' ' + _ci(v.get('delta_low'), v.get('delta_high'), 2, True)} "
-            f"| {'—' if is_base or v.get('delta_pct') is None else _n(v['delta_pct'], 1, True) + '%'} "
-            f"| {v.get('verdict') or '—'} | {_n(v.get('tokens_per_step'))} | {_n(v.get('accepted_drafts_per_step'))} "
-            f"| {_n(v.get('cycle_ms_est'), 1)} |"
+            f"| {_cell(v['variant'])}{' (baseline)' if is_base else ''} | {v['runs']} | {TOK_S.number(v['headline'])} "
+            f"| {TOK_S.number(v['mean_of_runs'])} {_ci(v['ci_low'], v['ci_high'])} | {delta} "
+            f"| {EMPTY if is_base else PERCENT.text(v.get('delta_pct'), signed=True)} "
+            f"| {v.get('verdict') or EMPTY} | {ACCEPT.number(v.get('tokens_per_step'))} "
+            f"| {ACCEPT.number(v.get('accepted_drafts_per_step'))} | {MS.number(v.get('cycle_ms_est'))} |"
         )
     return lines
 
 
 def break_even_lines(evidence: dict[str, Any]) -> list[str]:
     return [
-        f"- **{_cell(b['variant'])}**: r = {b['cost_ratio']:.2f} (cycle {b['cycle_ms']:.1f} ms — {b['cycle_source']} — vs "
-        f"baseline step {b['baseline_step_ms']:.1f} ms). Breaks even at τ = {b['needed_tokens_per_step']:.2f} tokens/step, "
-        f"i.e. **{b['needed_accepted_drafts']:.2f} accepted drafts/step** (has {b['tokens_per_step'] - 1:.2f}); at its "
-        f"accept length it would need a cycle ≤ {b['needed_cycle_ms']:.1f} ms."
+        f"- **{_cell(b['variant'])}**: r = {RATIO.number(b['cost_ratio'])} (cycle {MS.text(b['cycle_ms'])} — "
+        f"{b['cycle_source']} — vs baseline step {MS.text(b['baseline_step_ms'])}). Breaks even at τ = "
+        f"{ACCEPT.text(b['needed_tokens_per_step'])}, i.e. **{ACCEPT.number(b['needed_accepted_drafts'])} accepted "
+        f"drafts/step** (has {ACCEPT.number(b['tokens_per_step'] - 1)}); at its accept length it would need a cycle ≤ "
+        f"{MS.text(b['needed_cycle_ms'])}."
         for b in evidence.get("break_even", [])
     ]
 
@@ -82,7 +124,7 @@ def decision_markdown(
         "",
         f"**Verdict: {decision['verdict']}** — {_safe(headline(evidence))}.",
         "",
-        f"Phase: {_safe(decision.get('phase') or '—')} · decided {str(decision['created_at'])[:16]} UTC · evidence: "
+        f"Phase: {_safe(decision.get('phase') or EMPTY)} · decided {str(decision['created_at'])[:16]} UTC · evidence: "
         f"{len(evidence['sessions'])} sessions, {runs} measured runs · baseline: {_safe(evidence.get('baseline') or 'none')}",
     ]
     if stale_reasons:
@@ -98,7 +140,8 @@ def decision_markdown(
     out += ["", "## Config differences from the baseline", "", *comparability_lines(evidence)]
     out += ["", "## Definitions", "", *[f"- {text}" for text in definitions.ALL]]
     out += ["", "## Evidence sessions", ""]
-    out += [f"- `{s['session_id']}` {_safe(s['variant'])} · {_safe(s['phase'] or 'no phase')} · {s['started_at']} · "
+    out += [f"- `{s['session_id']}` {_safe(s['variant'])} · {_safe(s['phase'] or 'no phase')} · "
+            f"{str(s['started_at']).replace('T', ' ')} · "
             f"{len(s['measured_runs'])} runs · file sha256 `{s['source_sha256'][:12]}`" for s in evidence["sessions"]]
     if link:
         out += ["", f"[Open this decision in specdash]({link})"]

@@ -1,7 +1,6 @@
-"""Layout pieces every page shares: the store guard, the selection bar, exports, number formatting."""
+"""Layout pieces every page shares: the store guard, the selection bar, tables shown as definitions.py declares, exports."""
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -83,7 +82,7 @@ def selection_bar(store: dict[str, Any], with_metric: bool = True) -> Selection:
     phase_options = queries.phases()
     start = store.get("start_phase")
     PHASES.seed_list(phase_options, [start] if start in phase_options else phase_options[-1:])
-    columns = st.columns([2, 3, 2, 2] if with_metric else [2, 3, 2])
+    columns = st.columns([2, 5, 2])  # the variants get room for their chips; the headline choice goes below
     columns[0].multiselect("Phases", phase_options, key=PHASES.key,
                            help="Empty = all phases. Default: the latest (the demo opens on phase-0, where its story starts).")
     phases: list[str] = st.session_state[PHASES.key]
@@ -102,8 +101,8 @@ def selection_bar(store: dict[str, Any], with_metric: bool = True) -> Selection:
     if with_metric:
         options = [analysis.TOKENS_OVER_TIME, analysis.MEAN_OF_RUNS]
         METRIC.seed_value(options, analysis.TOKENS_OVER_TIME)
-        columns[3].radio("Headline tok/s", options, key=METRIC.key, format_func=analysis.METRIC_LABELS.get,
-                         help="Both are shown in the table; the 95% CIs are on the mean of runs.")
+        st.radio("Headline tok/s", options, key=METRIC.key, format_func=analysis.METRIC_LABELS.get, horizontal=True,
+                 help="Both are shown in the table; the 95% CIs are on the mean of runs.")
         metric = st.session_state[METRIC.key]
     for param in (PHASES, VARIANTS, BASELINE, METRIC) if with_metric else (PHASES, VARIANTS, BASELINE):
         param.publish()
@@ -118,12 +117,23 @@ def export_buttons(frame: pd.DataFrame | Callable[[], pd.DataFrame], name: str) 
     """
     stem = exports.file_stem(name)
     table = frame if callable(frame) else lambda: frame
-    left, right, _ = st.columns([1, 1, 6])
-    left.download_button("CSV", data=lambda: exports.to_csv(table()), file_name=f"{stem}.csv", mime="text/csv",
-                         key=f"export_{stem}_csv", on_click="ignore", icon=":material/download:", help=f"{name} as CSV")
-    right.download_button("Parquet", data=lambda: exports.to_parquet(table()), file_name=f"{stem}.parquet",
-                          mime="application/vnd.apache.parquet", key=f"export_{stem}_parquet", on_click="ignore",
-                          icon=":material/download:", help=f"{name} as Parquet (types kept)")
+    row = st.container(horizontal=True)  # buttons as wide as their labels, side by side
+    row.download_button("CSV", data=lambda: exports.to_csv(table()), file_name=f"{stem}.csv", mime="text/csv",
+                        key=f"export_{stem}_csv", on_click="ignore", icon=":material/download:", help=f"{name} as CSV")
+    row.download_button("Parquet", data=lambda: exports.to_parquet(table()), file_name=f"{stem}.parquet",
+                        mime="application/vnd.apache.parquet", key=f"export_{stem}_parquet", on_click="ignore",
+                        icon=":material/download:", help=f"{name} as Parquet (types kept, full precision)")
+
+
+def upload_outcome(statuses: list[str]) -> str:
+    """What happened to the uploaded files, each outcome counted: '2 file(s): 1 ingested (new), 1 already in …'."""
+    counts = {status: statuses.count(status) for status in ("loaded", "already ingested", "skipped", "failed")}
+    parts = [f"{counts['loaded']} ingested (new)", f"{counts['already ingested']} already in the store (same content: unchanged)"]
+    if counts["skipped"]:
+        parts.append(f"{counts['skipped']} skipped (not experiment data)")
+    if counts["failed"]:
+        parts.append(f"{counts['failed']} failed (the store is unchanged for those)")
+    return f"{len(statuses)} file(s): " + ", ".join(parts) + "."
 
 
 def pick_row_value(table_key: str, target_key: str, values: list[str | None]) -> None:
@@ -148,27 +158,73 @@ def delta_style(frame: pd.DataFrame, columns: list[str]) -> pd.io.formats.style.
     return frame.style.apply(by_verdict, axis=1)
 
 
-SPEED_COLUMNS = ["variant", "runs", "Σtok/Σtime", "mean of runs", "95% CI", "Δ tok/s", "Δ %", "Δ 95% CI", "verdict", "speedup"]
-WHY_COLUMNS = ["variant", "tokens/step", "drafts/step", "cycle ms (est.)", "short runs", "like-for-like"]
+SPEED_COLUMNS = ["variant", "runs", "Σtok/Σtime", "mean of runs", "95% CI", "Δ tok/s", "Δ %", "Δ 95% CI", "verdict"]
+WHY_COLUMNS = ["variant", "speedup", "tokens/step", "drafts/step", "cycle ms (est.)", "short runs", "like-for-like"]
+LONG_TEXT = 28  # characters: a text column holding longer values gets a fixed width and wraps (``lines`` > 1)
+# Rows tall enough for wrapped text: a long cell (a path, a sentence) wraps instead of widening its column.
+ROW_HEIGHTS = {1: None, 2: 70, 3: 90}  # Streamlit wraps text from 70 px rows on
+SHOWN_WHOLE_UP_TO = 12  # rows: a table this short shows every row; a longer one scrolls inside ten rows' height
 
 
-def column_help() -> dict[str, Any]:
-    return {
-        "variant": st.column_config.TextColumn(pinned=True),
-        "runs": st.column_config.NumberColumn(help="Measured runs (warm-ups excluded)."),
-        "Σtok/Σtime": st.column_config.NumberColumn(help=definitions.TOKENS_OVER_TIME + " tok/s."),
-        "mean of runs": st.column_config.NumberColumn(help=definitions.MEAN_OF_RUNS),
-        "95% CI": st.column_config.TextColumn(help=definitions.CI),
-        "Δ tok/s": st.column_config.NumberColumn(help=definitions.DELTA),
-        "Δ %": st.column_config.NumberColumn(help=definitions.DELTA),
-        "Δ 95% CI": st.column_config.TextColumn(help=definitions.DELTA),
-        "speedup": st.column_config.NumberColumn(help=definitions.SPEEDUP),
-        "tokens/step": st.column_config.NumberColumn(help=definitions.TOKENS_PER_STEP),
-        "drafts/step": st.column_config.NumberColumn("accepted drafts/step", help=definitions.ACCEPTED_DRAFTS),
-        "cycle ms (est.)": st.column_config.NumberColumn(help=definitions.CYCLE_EST),
-        "short runs": st.column_config.NumberColumn(help=definitions.SHORT_RUN),
-        "like-for-like": st.column_config.TextColumn(help=definitions.LIKE_FOR_LIKE),
-    }
+def long_text(values: pd.Series) -> bool:
+    return bool(values.map(lambda v: isinstance(v, str) and len(v) > LONG_TEXT).any())
+
+
+def wrap_width(label: str) -> int:
+    """A wrapping column's width: the declared text width, or its label's if that is wider (a header is never cut)."""
+    needed = len(label) * definitions.HEADER_CHAR_PX + definitions.HEADER_PADDING_PX
+    return int(min(max(definitions.TEXT_WIDTH, needed), 2 * definitions.TEXT_WIDTH))
+
+
+def column_config(frame: pd.DataFrame, wrap: bool = False) -> dict[str, Any]:
+    """Every column as ``definitions.COLUMNS`` declares it: label with unit, help, number format, width.
+
+    With ``wrap``, a text column of long values gets a fixed width, so its rows wrap instead of widening it.
+    """
+    config: dict[str, Any] = {}
+    for name in frame.columns:
+        declared = definitions.column(str(name)) or definitions.Column(str(name), "")
+        width = declared.width or (wrap_width(declared.label) if wrap and declared.quantity is None and long_text(frame[name])
+                                   else None)
+        common: dict[str, Any] = {"label": declared.label, "help": declared.help or None, "width": width}
+        dtype = frame[name].dtype
+        if pd.api.types.is_bool_dtype(dtype):
+            config[name] = st.column_config.CheckboxColumn(**common)
+        elif pd.api.types.is_datetime64_any_dtype(dtype):
+            config[name] = st.column_config.DatetimeColumn(**common, format=definitions.TIME_COLUMN)
+        elif declared.quantity is not None:
+            config[name] = st.column_config.NumberColumn(**common, format=declared.quantity.printf(declared.signed))
+        else:
+            config[name] = st.column_config.TextColumn(**common)
+    return config
+
+
+def shown_values(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame as its columns display it: shares ×100 (their format adds the %); everything else untouched."""
+    scaled = {name: declared.quantity.shown(frame[name]) for name in frame.columns
+              if (declared := definitions.column(str(name))) is not None and declared.quantity is not None
+              and declared.quantity.scale != 1}
+    return frame.assign(**scaled) if scaled else frame
+
+
+def table(
+    frame: pd.DataFrame, *, key: str | None = None, on_select: Any = "rerun", lines: int = 1,
+    style: Callable[[pd.DataFrame], Any] | None = None,
+) -> Any:
+    """A table as every page shows one: declared labels, help and formats, "—" for gaps, no index.
+
+    ``key`` makes rows selectable (single row; ``on_select`` as st.dataframe takes it). ``lines`` > 1
+    gives rows room to wrap long text. ``style`` colours cells (a Styler from the shown frame); the
+    column formats still decide how numbers read.
+    """
+    shown = shown_values(frame)
+    wraps = lines > 1 and any(long_text(frame[name]) for name in frame.columns)  # tall rows only where text is long
+    selectable: dict[str, Any] = {"key": key, "on_select": on_select, "selection_mode": "single-row"} if key else {}
+    return st.dataframe(
+        style(shown) if style else shown, hide_index=True, width="stretch", placeholder=definitions.EMPTY,
+        height="content" if len(frame) <= SHOWN_WHOLE_UP_TO else "auto",
+        column_config=column_config(frame, wrap=wraps), row_height=ROW_HEIGHTS.get(lines) if wraps else None, **selectable,
+    )
 
 
 def comparison_tables(shown: pd.DataFrame, keys: tuple[str, str] | None = None) -> list[int]:
@@ -177,29 +233,12 @@ def comparison_tables(shown: pd.DataFrame, keys: tuple[str, str] | None = None) 
     With ``keys`` rows are clickable; returns the positions of the rows picked.
     """
     picked: list[int] = []
-    helps = column_help()
     for index, columns in enumerate((SPEED_COLUMNS, WHY_COLUMNS)):
         part = shown[[c for c in columns if c in shown]]
-        selectable: dict[str, Any] = {"key": keys[index], "on_select": "rerun", "selection_mode": "single-row"} if keys else {}
-        event = st.dataframe(
-            delta_style(part, ["Δ tok/s", "Δ %", "Δ 95% CI"]).format(precision=2, na_rep="—"),
-            hide_index=True, width="stretch", column_config={c: helps[c] for c in part.columns if c in helps}, **selectable,
-        )
+        event = table(part, key=keys[index] if keys else None, lines=2 if long_text(part["variant"]) else 1,
+                      style=lambda frame: delta_style(frame, ["Δ tok/s", "Δ %", "Δ 95% CI"]))
         picked += selected(event, "rows") if keys else []
     return picked
-
-
-def fmt(value: Any, digits: int = 1, unit: str = "") -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    text = f"{value:,.{digits}f}"
-    return f"{text} {unit}".rstrip()
-
-
-def fmt_ci(low: Any, high: Any, digits: int = 1) -> str:
-    if low is None or high is None or any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
-        return "n/a (fewer than 2 runs)"
-    return f"{low:,.{digits}f} – {high:,.{digits}f}"
 
 
 def selected(event: Any, part: str) -> list[Any]:

@@ -81,3 +81,90 @@ def screenshot(page, name: str) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_timeout(700)  # let plotly re-layout at the new size
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
     page.set_viewport_size(viewport)
+
+
+# --- what a person would see wrong on a page --------------------------------------------------------
+
+def settle(page, quiet_ms: int = 1200, timeout_ms: int = 60_000) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the app has stopped running (no "Running…/Stop" widget for ``quiet_ms``) and charts are drawn."""
+    page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=timeout_ms)
+    quiet, waited = 0, 0
+    while quiet < quiet_ms and waited < timeout_ms:
+        page.wait_for_timeout(200)
+        waited += 200
+        quiet = quiet + 200 if page.locator('[data-testid="stStatusWidget"]').count() == 0 else 0
+
+
+def open_expanders(page) -> None:  # type: ignore[no-untyped-def]
+    """Open every collapsed expander, so the tables inside them are checked and shot too."""
+    for summary in page.locator('[data-testid="stExpander"] summary').all():
+        if not summary.evaluate("s => s.parentElement.open"):
+            summary.click()
+            page.wait_for_timeout(150)
+    settle(page)
+
+
+def overflowing_tables(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """Visible tables wider than their frame (cut off at the right: a horizontal scroll hides columns)."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].flatMap((table, index) => {
+            const scroller = table.querySelector('.dvn-scroller');
+            if (!scroller || scroller.clientWidth === 0) return [];  // in a closed tab
+            const over = scroller.scrollWidth - scroller.clientWidth;
+            return over > 1 ? [`table ${index}: ${over}px wider than its ${scroller.clientWidth}px frame`] : [];
+        })"""
+    )
+
+
+def colliding_labels(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """Chart texts that overlap one another (annotations, titles, legend entries, tick labels of different
+    axes) or stick out of their chart, as the browser laid them out."""
+    return page.evaluate(
+        """() => {
+            const found = [];
+            const box = el => el.getBoundingClientRect();
+            const hits = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+            document.querySelectorAll('.js-plotly-plot').forEach((plot, index) => {
+                if (plot.getBoundingClientRect().width === 0) return;  // in a closed tab
+                const frame = plot.querySelector('.main-svg').getBoundingClientRect();
+                const texts = [];
+                const add = (selector, group) => plot.querySelectorAll(selector).forEach(el => {
+                    const text = (el.textContent || '').trim();
+                    const r = box(el);
+                    if (text && r.width > 0) texts.push({group, text, r});
+                });
+                add('.infolayer .annotation-text-g', 'annotation');
+                add('.infolayer .gtitle', 'title');
+                add('.infolayer .g-xtitle, .infolayer [class^="g-x"][class$="title"]', 'axis title');
+                add('.infolayer .g-ytitle, .infolayer [class^="g-y"][class$="title"]', 'axis title');
+                add('.legend .traces', 'legend');
+                plot.querySelectorAll('.xaxislayer-above, .yaxislayer-above').forEach((axis, n) => {
+                    axis.querySelectorAll('.xtick text, .ytick text').forEach(el => {
+                        const r = box(el);
+                        if ((el.textContent || '').trim() && r.width > 0) texts.push({group: `ticks ${n}`, text: el.textContent.trim(), r});
+                    });
+                });
+                for (const t of texts) {
+                    if (t.r.left < frame.left - 1 || t.r.right > frame.right + 1 || t.r.top < frame.top - 1 || t.r.bottom > frame.bottom + 1)
+                        found.push(`chart ${index}: "${t.text}" (${t.group}) sticks out of the chart`);
+                }
+                for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+                    const a = texts[i], b = texts[j];
+                    if (a.group === b.group && a.group !== 'annotation') continue;  // plotly spaces its own ticks and legend
+                    if (hits(a.r, b.r)) found.push(`chart ${index}: "${a.text}" (${a.group}) overlaps "${b.text}" (${b.group})`);
+                }
+            });
+            return found;
+        }"""
+    )
+
+
+def look_at(page, name: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """Settle the page, open its expanders, shoot it whole; what is wrong with its tables and charts."""
+    settle(page)
+    open_expanders(page)
+    page.mouse.move(0, 0)  # no hover: plotly's toolbar and tooltips stay hidden
+    page.wait_for_timeout(300)
+    problems = [f"{name}: {p}" for p in overflowing_tables(page) + colliding_labels(page)]
+    screenshot(page, name)
+    return problems

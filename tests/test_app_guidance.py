@@ -20,7 +20,7 @@ def test_empty_store_shows_how_to_ingest(page: str, tmp_path: Path, monkeypatch:
     [
         ("views/compare.py", "No baseline in this selection"),
         ("views/breakeven.py", "Break-even is relative to a baseline step"),
-        ("views/breakdown.py", "verify takes 30.0 ms, **97%** of it communication"),
+        ("views/breakdown.py", "verify takes 30.00 ms, **97%** of it communication"),  # ms: 2 decimals
         ("views/run.py", "Run 4 stopped at 1963 of 2048 tokens"),
         ("views/phases.py", "Only one phase has runs"),
         ("views/decisions.py", "No decisions recorded yet"),

@@ -52,11 +52,13 @@ def test_cycle_stack_draws_measured_parts_and_hatched_estimates() -> None:
 def test_page_on_the_demo_store(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = run_page("views/breakdown.py", demo_db, monkeypatch)
     shown = texts(app)
-    assert "Communication is **95%** of **k2-drafter**'s cycle (29.1 of 30.5 ms)" in shown
-    assert "verify takes 30.0 ms, **97%** of it communication" in shown
-    table = app.dataframe[0].value
-    assert table.loc["k2-drafter", "cycle ms"] == "30.50"
-    assert table.loc["baseline", "verify communication"] == "—"
+    # ms at its one declared precision (definitions.MS: 2 decimals), in sentences as in the table
+    assert "Communication is **95%** of **k2-drafter**'s cycle (29.08 of 30.50 ms)" in shown
+    assert "verify takes 30.00 ms, **97%** of it communication" in shown
+    table = app.dataframe[0].value.set_index("part")  # a row per part as the chart's legend names it, a column per variant
+    assert table.loc["whole cycle (decode step for a baseline)", "k2-drafter (ms)"] == pytest.approx(30.50, abs=0.005)
+    assert pd.isna(table.loc["verify: communication (all-reduce)", "baseline (ms)"])  # shown as "—" (the placeholder)
+    assert app.dataframe[0].proto.placeholder == "—"
 
 
 def test_without_a_trace_the_cycle_is_an_estimate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,7 +68,7 @@ def test_without_a_trace_the_cycle_is_an_estimate(tmp_path: Path, monkeypatch: p
         ingest_paths(files, db, phase="phase-0", variant=variant)
     app = run_page("views/breakdown.py", db, monkeypatch)
     shown = texts(app)
-    assert "**k2-drafter**: no profiler trace — estimated cycle **30.5 ms**" in shown
+    assert "**k2-drafter**: no profiler trace — estimated cycle **30.51 ms**" in shown
     assert "Ingest a profiler trace" in shown
 
 

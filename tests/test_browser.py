@@ -1,7 +1,9 @@
 """The dashboard in a real headless Chromium (Debian's), against `specdash serve` on a copy of the demo store.
 
 Tests run in file order against one server: the decision made in the ledger test is the one whose
-Markdown and HTML are downloaded after it. Every page is screenshotted to tests/artifacts/.
+Markdown and HTML are downloaded after it. Every page is screenshotted to tests/artifacts/, and at the end
+every page again at 1280 and 1920 px (demo-PAGE-WIDTH.png, Breakdown's tabs too), checked for tables cut off
+at the right and chart labels that overlap or stick out.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from dashboard import data
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, screenshot, served
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, look_at, screenshot, served
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.browser
@@ -112,8 +114,8 @@ def test_break_even_reads_the_k2_story(base_url: str, page: Page) -> None:
     page.goto(f"{base_url}/breakeven")
     k2 = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text=re.compile(r"^k2-drafter: r = 2\.50"))
     expect(k2).to_contain_text("1.50 accepted drafts per step")
-    expect(k2).to_contain_text("cycle ≈ 30.5 ms")
-    expect(page.get_by_text("one decode step ≈ 12.2 ms")).to_be_visible()
+    expect(k2).to_contain_text("cycle ≈ 30.51 ms")  # ms at its one declared precision (2 decimals)
+    expect(page.get_by_text("one decode step ≈ 12.20 ms")).to_be_visible()
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     screenshot(page, "breakeven")
 
@@ -121,7 +123,7 @@ def test_break_even_reads_the_k2_story(base_url: str, page: Page) -> None:
 def test_breakdown_shows_the_k2_verify_step(base_url: str, page: Page) -> None:
     page.goto(f"{base_url}/breakdown")
     k2 = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text=re.compile(r"k2-drafter's cycle"))
-    expect(k2).to_contain_text("verify takes 30.0 ms, 97% of it communication")
+    expect(k2).to_contain_text("verify takes 30.00 ms, 97% of it communication")
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     expect(page.get_by_text("verify: communication (all-reduce)").first).to_be_visible()
     screenshot(page, "breakdown")
@@ -187,3 +189,35 @@ def test_upload_a_file_then_see_two_phases(base_url: str, page: Page, store_copy
     expect(page.get_by_text("Only one phase")).to_have_count(0)
     expect(page.locator(".js-plotly-plot")).to_have_count(2)
     screenshot(page, "phases")
+
+
+# --- every page at both widths: nothing cut off, nothing overlapping (issue #18) ------------------------
+
+PAGES = ["compare", "breakeven", "breakdown", "run", "phases", "decisions", "ingest"]
+WIDTHS = (1280, 1920)
+
+
+def look_at_every_page(browser: Browser, base_url: str, width: int, prefix: str,
+                       extra: tuple[tuple[str, str], ...] = ()) -> list[str]:
+    """Every page (and each tab of a page with tabs) at ``width``: screenshots ``PREFIX-PAGE-WIDTH.png``, the problems seen."""
+    context = browser.new_context(viewport={"width": width, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    problems: list[str] = []
+    try:
+        for name, path in [*((p, "" if p == "compare" else p) for p in PAGES), *extra]:
+            page.goto(f"{base_url}/{path}")
+            problems += look_at(page, f"{prefix}-{name}-{width}")
+            for index, tab in enumerate(page.get_by_role("tab").all()[1:], 1):
+                tab.click()
+                problems += look_at(page, f"{prefix}-{name}-tab{index}-{width}")
+    finally:
+        context.close()
+    return problems
+
+
+@pytest.mark.parametrize("width", WIDTHS, ids=[f"{w}px" for w in WIDTHS])
+def test_every_page_fits_at_both_widths(browser: Browser, base_url: str, store_copy: Path, width: int) -> None:
+    k2 = data.sessions(store_copy, ["phase-0"], ["k2-drafter"])["session_id"].iloc[0]
+    problems = look_at_every_page(browser, base_url, width, "demo", (("run-k2-run4", f"run?session={k2}&run=4"),))
+    assert problems == [], "\n".join(problems)

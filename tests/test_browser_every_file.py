@@ -1,7 +1,9 @@
 """A store with no benchmark JSON in real headless Chromium: Compare, Run and Breakdown show its files.
 
 The store holds the real logs, bench outputs and traces of ../shared/corpus (skipped without it).
-Every page it opens is screenshotted at 1280 and 1920 px to tests/artifacts/every-file-*.png.
+Every page it opens is screenshotted at 1280 and 1920 px to tests/artifacts/every-file-*.png; then every
+page is shot again as corpus-PAGE-WIDTH.png and checked for tables cut off at the right and chart labels
+that overlap or stick out.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ if not Path(CHROMIUM).exists():
 
 from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
-from tests.test_browser import browser  # noqa: E402, F401 (the module's Chromium, a fixture)
+from tests.test_browser import browser, look_at_every_page  # noqa: E402, F401 (the module's Chromium, a fixture)
 
 WIDTHS = (1280, 1920)
 LIFETIME = "log:sglang-issue-11948-eagle3-decode-acceptrate"
@@ -97,3 +99,13 @@ def test_phases_shows_the_evidence(base_url: str, page: Page) -> None:
     expect(main.get_by_text("(no phase)").first).to_be_visible(timeout=30_000)
     expect(main.get_by_text("No data yet")).to_have_count(0)
     screenshot(page, f"every-file-phases-{width(page)}")
+
+
+@pytest.mark.parametrize("width", WIDTHS, ids=[f"{w}px" for w in WIDTHS])
+def test_every_page_fits_at_both_widths(browser: Browser, base_url: str, corpus_db: Path, width: int) -> None:
+    sessions = data.sessions(corpus_db)
+    lifetime = sessions[sessions["variant"] == LIFETIME]["session_id"].iloc[0]
+    traces = "&".join(f"variant={v}" for v in sorted(set(sessions["variant"])) if v.startswith("trace:"))
+    extra = (("run-lifetime", f"run?session={lifetime}"), ("breakdown-traces", f"breakdown?{traces}"))
+    problems = look_at_every_page(browser, base_url, width, "corpus", extra)
+    assert problems == [], "\n".join(problems)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, definitions, frames, queries, ui
+from dashboard import analysis, charts, definitions, frames, queries, summary, ui
+from dashboard.definitions import MS
 from dashboard.state import carried_params
 
 st.title("Where a cycle's time goes")
@@ -25,9 +26,9 @@ traced = set(composition["variant"])
 untraced = [v for v in selection.variants if v not in traced]
 estimates = pd.DataFrame(columns=["variant", "cycle_ms"])
 if untraced:
-    summary = queries.variant_summary(selection.phases, untraced)
-    if not summary.empty:
-        comparison = analysis.compare_variants(summary, queries.accept_length(selection.phases, untraced), None)
+    untraced_summary = queries.variant_summary(selection.phases, untraced)
+    if not untraced_summary.empty:
+        comparison = analysis.compare_variants(untraced_summary, queries.accept_length(selection.phases, untraced), None)
         estimates = comparison[["variant", "cycle_ms_est"]].rename(columns={"cycle_ms_est": "cycle_ms"}).dropna()
 if composition.empty and estimates.empty and whole_traces.empty:
     st.info(
@@ -39,11 +40,11 @@ if composition.empty and estimates.empty and whole_traces.empty:
 # --- headline -----------------------------------------------------------------------------------
 headlines = analysis.cycle_headlines(composition) if not composition.empty else pd.DataFrame()
 for _, row in headlines.iterrows():
-    st.markdown(analysis.headline_sentence(row))
+    st.markdown(summary.breakdown_sentence(row))
 if not headlines.empty:
     st.caption(definitions.COMMUNICATION_SHARE)
 for _, row in estimates.iterrows():
-    st.markdown(f"**{row['variant']}**: no profiler trace — estimated cycle **{row['cycle_ms']:.1f} ms** "
+    st.markdown(f"**{row['variant']}**: no profiler trace — estimated cycle **{MS.text(row['cycle_ms'])}** "
                 f"(cycle model: tokens/step ÷ tok/s), no split into phases.")
 
 if not (composition.empty and estimates.empty):
@@ -64,21 +65,19 @@ if composition.empty:
                "of a class over the whole trace. Classes can overlap in time (kernels on several streams), so the "
                "bars of one rank may add up to more than its busy time.")
     st.plotly_chart(charts.trace_class_bars(whole_traces), width="stretch")
-    shown = frames.trace_overview_table(whole_traces)
-    st.dataframe(shown, hide_index=True, width="stretch")
+    ui.table(frames.trace_files_table(whole_traces), lines=2)
+    ui.table(frames.kernel_classes_table(whole_traces), lines=2)
+    st.caption("Classes with no kernel in these traces are left out; span, kernel counts and every class are in the download.")
     ui.export_buttons(whole_traces, "trace-kernel-classes")
     st.subheader("Top kernels")
     kernels = queries.top_kernels(selection.phases, selection.variants)
-    st.dataframe(frames.top_kernels_table(kernels), hide_index=True, width="stretch")
+    ui.table(frames.top_kernels_table(kernels, with_phase=False), lines=3)
     st.caption("Per variant the 15 kernels with the most GPU time (summed durations, overlaps not merged), per rank.")
     ui.export_buttons(kernels, "top-kernels")
     st.stop()
 
-table = composition.pivot_table(index="variant", columns="component", values="mean_ms", aggfunc="sum").round(2)
-table = table[[c for c in charts.CYCLE_COMPONENTS if c in table.columns]]
-table.insert(0, "cycle ms", table.sum(axis=1).round(2))
-st.dataframe(table.map(lambda ms: ui.fmt(ms, 2)), width="stretch")
-ui.export_buttons(table.reset_index(), "cycle-breakdown")
+ui.table(frames.cycle_parts_table(composition))
+ui.export_buttons(composition, "cycle-breakdown")
 
 # --- distribution, ranks, kernels ---------------------------------------------------------------
 spread_tab, rank_tab, kernel_tab = st.tabs(["Per cycle", "Per rank", "Top kernels"])
@@ -90,10 +89,10 @@ with rank_tab:
     ranks = queries.rank_breakdown(selection.phases, selection.variants)
     st.plotly_chart(charts.rank_cycles(ranks), width="stretch")
     st.caption(definitions.RANKS)
-    st.dataframe(ranks.round(3), hide_index=True, width="stretch")
+    ui.table(frames.rank_table(ranks))
     ui.export_buttons(ranks, "cycle-ranks")
 with kernel_tab:
     kernels = queries.top_kernels(selection.phases, selection.variants)
-    st.dataframe(kernels.drop(columns=["position"]).round(4), hide_index=True, width="stretch")
+    ui.table(frames.top_kernels_table(kernels), lines=3)
     st.caption("Per variant the 15 kernels with the most GPU time (summed durations, overlaps not merged), per rank.")
     ui.export_buttons(kernels, "top-kernels")

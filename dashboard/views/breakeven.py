@@ -4,7 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, definitions, frames, queries, ui
+from dashboard import analysis, charts, definitions, frames, queries, summary, ui
+from dashboard.definitions import MS
 from dashboard.state import SESSION, Keys, carried_params
 
 st.title("Break-even")
@@ -19,12 +20,12 @@ if not selection.variants:
     st.stop()
 
 # --- data ---------------------------------------------------------------------------------------
-summary = queries.variant_summary(selection.phases, selection.variants)
-if summary.empty:
+variant_summary = queries.variant_summary(selection.phases, selection.variants)
+if variant_summary.empty:
     st.info("No measured benchmark runs for this selection. Ingest a benchmark JSON for these variants.")
     st.stop()
 accept = queries.accept_length(selection.phases, selection.variants)
-comparison = analysis.compare_variants(summary, accept, selection.baseline, selection.metric)
+comparison = analysis.compare_variants(variant_summary, accept, selection.baseline, selection.metric)
 baseline = selection.baseline
 if baseline is None or baseline not in set(comparison["variant"]):
     st.info("Break-even is relative to a baseline step: pick a baseline above (a variant measured without speculation).")
@@ -48,6 +49,7 @@ points = session_points.assign(
 traced = [r for r in results if r.cycle_source == analysis.CYCLE_MEASURED]
 if traced:
     points = pd.concat([points, pd.DataFrame([{"label": f"{r.variant} (trace)", "variant": r.variant, "session_id": None,
+                                               "phase": ", ".join(selection.phases) or None, "cycle_ms": r.cycle_ms,
                                                "tokens_per_step": r.tokens_per_step, "cost_ratio": r.cost_ratio,
                                                "source": "profiler trace (measured cycle)"} for r in traced])],
                        ignore_index=True)
@@ -73,9 +75,9 @@ if not results:
             "runs (same `--phase`/`--variant` as their benchmark) so accept length can be read from them.")
     st.stop()
 step_text = "measured in the baseline's profiler trace" if step_source == analysis.CYCLE_MEASURED else "1 ÷ the baseline's tok/s"
-st.markdown(f"Baseline **{baseline}**: one decode step ≈ **{step_ms:.1f} ms** ({step_text}).")
+st.markdown(f"Baseline **{baseline}**: one decode step ≈ **{MS.text(step_ms)}** ({step_text}).")
 for result in results:
-    st.markdown(result.sentence())
+    st.markdown(summary.break_even_sentence(result))
 if traced:
     st.caption(f":material/check: r is **measured**: cycle time from the profiler traces of {', '.join(r.variant for r in traced)} "
                "(per rank the median complete cycle; the slowest rank sets the pace). The cycle model's estimate is in the table "
@@ -85,21 +87,12 @@ else:
                "was ingested for these variants. Ingest a trace (`specdash ingest TRACE_DIR --phase P --variant V`) and r "
                "comes from the measured cycle instead.")
 
-table = frames.break_even_table(results)
-st.dataframe(
-    table.style.format(precision=2, na_rep="—"), hide_index=True, width="stretch",
-    column_config={
-        "tokens/step τ": st.column_config.NumberColumn(help=definitions.TOKENS_PER_STEP),
-        "drafts/step now": st.column_config.NumberColumn(help=definitions.ACCEPTED_DRAFTS),
-        "r": st.column_config.NumberColumn(help=definitions.COST_RATIO),
-        "break-even drafts/step": st.column_config.NumberColumn(help="Accepted drafts per step at which S = 1 at this cycle cost: r − 1."),
-        "break-even τ": st.column_config.NumberColumn(help="Accept length (bonus incl.) at which S = 1 at this cycle cost: τ = r."),
-        "break-even cycle ms": st.column_config.NumberColumn(help="Cycle time at which S = 1 at this accept length: τ × baseline step."),
-        "S = τ ÷ r": st.column_config.NumberColumn(help=definitions.BREAK_EVEN),
-        "observed speedup": st.column_config.NumberColumn(help=definitions.SPEEDUP),
-    },
-)
-ui.export_buttons(table, "break-even")
-with st.expander("Session points"):
-    st.dataframe(points.drop(columns=["label"], errors="ignore"), hide_index=True, width="stretch")
-    ui.export_buttons(points, "break-even-points")
+where, needs_table = frames.break_even_tables(results)
+st.markdown("**Where each drafter is now**")
+ui.table(where)
+st.markdown("**What it would need to break even** (S = 1)")
+ui.table(needs_table)
+ui.export_buttons(frames.break_even_export(results), "break-even")
+with st.expander(f"Points of the plane ({len(points)})"):
+    ui.table(frames.plane_points_table(points))
+    ui.export_buttons(points.drop(columns=["label"], errors="ignore"), "break-even-points")

@@ -10,6 +10,7 @@ import streamlit as st
 from dashboard import (
     analysis,
     charts,
+    definitions,
     evidence,
     frames,
     queries,
@@ -35,14 +36,10 @@ if decisions.empty:
     st.info("No decisions recorded yet. Record the first one below (or from a shell: "
             "`specdash decide --phase phase-0 --title '...' --verdict rejected`).")
 else:
-    ledger = pd.DataFrame({
-        "decided (UTC)": decisions["created_at"],
-        "title": decisions["title"],
-        "phase": decisions["phase"],
-        "verdict": decisions["verdict"],
-        "evidence": ["⚠ stale" if checks.get(i) and checks[i].stale else "✓ current" for i in decisions["decision_id"]],
-        "numbers then": [evidence.headline(json.loads(e)) for e in decisions["evidence"]],
-    })
+    ledger = frames.ledger_table(
+        decisions, [bool(checks.get(i) and checks[i].stale) for i in decisions["decision_id"]],
+        [evidence.headline(json.loads(e)) for e in decisions["evidence"]],
+    )
     ids = decisions["decision_id"].tolist()
     DECISION.seed_value(ids, ids[0])
 
@@ -51,10 +48,7 @@ else:
         if rows:
             st.session_state[DECISION.key] = ids[rows[0]]
 
-    st.dataframe(ledger, hide_index=True, width="stretch", key=Keys.decision_table, on_select=pick_from_ledger,
-                 selection_mode="single-row",
-                 column_config={"evidence": st.column_config.TextColumn(
-                     help="Stale: the evidence sessions' numbers have changed since the decision (re-ingest, new runs).")})
+    ui.table(ledger, key=Keys.decision_table, on_select=pick_from_ledger, lines=3)
     ui.export_buttons(ledger.assign(decision_id=ids), "decisions")
     titles = {row["decision_id"]: f"{str(row['created_at'])[:10]} · {row['title']} · {row['verdict']}" for _, row in decisions.iterrows()}
     st.selectbox("Decision", ids, key=DECISION.key, format_func=titles.__getitem__)
@@ -66,8 +60,8 @@ else:
     check = checks.get(row["decision_id"], evidence.Check(False))
     st.subheader(row["title"])
     st.badge(row["verdict"], color=ui.VERDICT_BADGES.get(row["verdict"], "gray"))
-    st.caption(f"Phase {row['phase'] or '—'} · decided {str(row['created_at'])[:16]} UTC · baseline "
-               f"{frozen.get('baseline') or 'none'} · {len(frozen['sessions'])} evidence sessions · "
+    st.caption(f"Phase: {row['phase'] or definitions.EMPTY} · decided {str(row['created_at'])[:16]} UTC · baseline: "
+               f"**{frozen.get('baseline') or 'none'}** · {len(frozen['sessions'])} evidence sessions · "
                f"headline = {analysis.METRIC_LABELS.get(frozen.get('metric') or '', '')}")
     if check.stale:
         st.warning("**Stale**: the evidence has changed since this decision was made — " + "; ".join(check.reasons))
@@ -77,6 +71,7 @@ else:
         st.markdown(row["note_md"])
     st.markdown(f"**Numbers frozen when decided:** {evidence.headline(frozen)}")
     comparison, runs, points = evidence.evidence_frames(frozen)
+    runs = runs.astype({"is_warmup": bool})  # frozen without runs, the column is empty object: rows, not columns
     blocked = {f["variant"] for f in frozen.get("comparability", []) if not f["like_for_like"]}
     ui.comparison_tables(frames.comparison_table(comparison, frozen.get("baseline") is not None, blocked))
     left, right = st.columns([3, 2])
@@ -90,10 +85,11 @@ else:
     for line in summary.break_even_lines(frozen):
         st.markdown(line)
     if frozen.get("comparability"):
-        st.dataframe(frames.findings_table(frozen["comparability"]), hide_index=True, width="stretch")
+        ui.table(frames.findings_table(frozen["comparability"]), lines=2)
     st.caption("Evidence sessions:")
     for session in frozen["sessions"]:
-        st.page_link("views/run.py", label=f"{session['variant']} · {session['phase'] or 'no phase'} · {session['started_at']}",
+        st.page_link("views/run.py", label=f"{session['variant']} · {session['phase'] or 'no phase'} · "
+                                           f"{str(session['started_at']).replace('T', ' ')}",
                      icon=":material/search:", query_params={SESSION.url: session["session_id"]})
 
     link = ui.app_url("decisions", {DECISION.url: row["decision_id"]})
@@ -107,7 +103,7 @@ else:
         ui.download("HTML report", lambda: report.decision_report(row, frozen, link, check.reasons if check.stale else ()),
                     f"{stem}.html", "text/html", "One self-contained HTML file (charts included, opens offline)")
     with st.expander("Markdown summary (copy)"):
-        st.code(markdown, language="markdown")
+        st.code(markdown, language="markdown", wrap_lines=True)
 
 # --- record a decision --------------------------------------------------------------------------
 st.divider()
@@ -136,12 +132,21 @@ def phase_changed() -> None:
     st.session_state[Keys.decision_sessions] = sessions_of(st.session_state[Keys.decision_phase])
 
 
-labels = {r["session_id"]: f"{r['variant']} · {r['phase'] or 'no phase'} · {r['started_at']} · {r['n_runs']} runs"
-          for _, r in all_sessions.iterrows()}
-top = st.columns([2, 4])
-top[0].selectbox("Phase", phase_options, key=Keys.decision_phase, on_change=phase_changed,
-                 help="The phase this decision closes; picks its sessions as evidence.")
-top[1].multiselect("Evidence sessions", list(labels), key=Keys.decision_sessions, format_func=labels.__getitem__)
+ORIGINS = {"benchmark": "runs", "server_lifetime": "server log", "bench_record": "bench record", "trace_set": "traces"}
+
+
+def evidence_label(session: pd.Series) -> str:
+    """A short chip: variant · phase · when · what (the chips share one line, so every character counts)."""
+    when = "" if pd.isna(session["started_at"]) else f" · {pd.Timestamp(session['started_at']):%m-%d %H:%M}"
+    what = f"{session['n_runs']} runs" if session["origin"] == "benchmark" else ORIGINS.get(session["origin"], session["origin"])
+    return f"{session['variant']} · {session['phase'] or 'no phase'}{when} · {what}"
+
+
+labels = {r["session_id"]: evidence_label(r) for _, r in all_sessions.iterrows()}
+st.columns([1, 3])[0].selectbox("Phase", phase_options, key=Keys.decision_phase, on_change=phase_changed,
+                                help="The phase this decision closes; picks its sessions as evidence.")
+st.multiselect("Evidence sessions", list(labels), key=Keys.decision_sessions, format_func=labels.__getitem__,
+               help="Sessions whose numbers are frozen with the decision: variant · phase · start (MM-DD HH:MM) · what.")
 chosen: list[str] = st.session_state[Keys.decision_sessions]
 chosen_variants = sorted(set(all_sessions[all_sessions["session_id"].isin(chosen)]["variant"]))
 default_base = BASELINE.link_value() if BASELINE.link_value() in chosen_variants else \

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import queries, ui, uploads
+from dashboard import frames, queries, ui, uploads
 from dashboard.state import Keys
 from ingest.registry import registered_formats
 
@@ -18,10 +18,9 @@ st.caption(
     "the content, exactly as `specdash ingest` does; files uploaded together are linked like files of one CLI call."
 )
 with st.expander("Formats read, each with an example line (what `specdash formats` lists)"):
-    st.dataframe(
-        [{"kind": f.kind, "what": f.description, "example line": f.example} for f in registered_formats()],
-        hide_index=True, width="stretch",
-    )
+    ui.table(frames.formats_table(registered_formats()), lines=3)
+
+
 
 # --- controls -----------------------------------------------------------------------------------
 upload_round = st.session_state.get(Keys.upload_round, 0)
@@ -53,10 +52,7 @@ if st.button(f"Ingest {len(files or [])} file(s)", type="primary", icon=":materi
 reports: list[uploads.UploadReport] = st.session_state.get(Keys.upload_reports) or []
 if reports:
     failed = [r for r in reports if r.failed]
-    (st.error if failed else st.success)(
-        f"{len(reports) - len(failed)} of {len(reports)} files ingested or already present"
-        + (f"; {len(failed)} failed (the store is unchanged for those)." if failed else ".")
-    )
+    (st.error if failed else st.success)(ui.upload_outcome([r.status for r in reports]))
     for report in reports:
         icon = "✗" if report.failed else "✓" if report.status == "loaded" else "="
         st.code(f"{icon} {report.summary}", language=None, wrap_lines=True)
@@ -77,5 +73,7 @@ if not store.get("sources"):
     st.info("Nothing ingested yet: upload files above, or `specdash ingest PATH --phase PHASE` from a shell.")
     st.stop()
 sources = queries.sources()
-st.dataframe(sources, hide_index=True, width="stretch")
+folder, files_table = frames.store_files_table(sources)
+st.caption(f"{len(sources)} file(s) under `{folder}`" if folder else f"{len(sources)} file(s) (whole paths in the download)")
+ui.table(files_table, lines=2)
 ui.export_buttons(sources, "sources")

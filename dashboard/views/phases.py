@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard import analysis, charts, frames, queries, ui
 from dashboard.data import NO_PHASE
+from dashboard.definitions import ACCEPT, EMPTY, TOK_S
 from dashboard.state import METRIC, PHASES, VARIANTS, carried_params
 
 st.title("Phases")
@@ -42,34 +43,30 @@ trends = analysis.phase_trends(summary, accept, phase_order, metric) if not summ
 st.plotly_chart(charts.phase_timeline(overview, decisions), width="stretch")
 
 
+HEADLINE_CHARACTERS = 100  # what three wrapped lines of the column hold; the trends table below has every variant
+
+
 def headline_numbers(phase: str) -> str:
     if trends.empty:
-        return "—"
+        return EMPTY
     rows = trends[trends["phase"] == phase]
-    return " · ".join(
-        f"{r.variant} {r.headline:.1f} tok/s" + (f" (τ {r.tokens_per_step:.2f})" if pd.notna(r.tokens_per_step) else "")
-        for r in rows.itertuples()
-    ) or "—"
+    items = [f"{r.variant} {TOK_S.text(r.headline)}" + (f" (τ {ACCEPT.number(r.tokens_per_step)})" if pd.notna(r.tokens_per_step) else "")
+             for r in rows.itertuples()]
+    shown = [item for i, item in enumerate(items) if len(" · ".join(items[: i + 1])) <= HEADLINE_CHARACTERS] or items[:1]
+    more = f" · +{len(items) - len(shown)} more (trends below)" if len(shown) < len(items) else ""
+    return " · ".join(shown) + more if items else EMPTY
 
 
 def decided(phase: str) -> str:
     mine = decisions[decisions["phase"].fillna(NO_PHASE) == phase] if not decisions.empty else decisions
-    return " · ".join(f"{r.title}: {r.verdict}" for r in mine.itertuples()) or "—"
+    return " · ".join(f"{r.title}: {r.verdict}" for r in mine.itertuples()) or EMPTY
 
 
-table = pd.DataFrame({
-    "phase": overview["phase"],
-    "first run": overview["first_at"],
-    "last run": overview["last_at"],
-    "sessions": overview["sessions"],
-    "measured runs": overview["measured_runs"],
-    "decisions": [decided(p) for p in overview["phase"]],
-    "headline per variant": [headline_numbers(p) for p in overview["phase"]],
-})
-st.dataframe(table, hide_index=True, width="stretch",
-             column_config={"headline per variant": st.column_config.TextColumn(
-                 help=f"{analysis.METRIC_LABELS[metric]} over measured runs; τ = accept length (tokens/step, bonus incl.).")})
-ui.export_buttons(table, "phases")
+table = frames.phases_table(overview, [decided(p) for p in overview["phase"]], [headline_numbers(p) for p in overview["phase"]])
+ui.table(table, lines=3)
+st.caption(f"Headline: {analysis.METRIC_LABELS[metric]}; τ = accept length (tokens/step, bonus token included).")
+ui.export_buttons(overview.drop(columns=["variants", "origins"], errors="ignore").assign(
+    decisions=table["decisions"], headline_per_variant=table["headline per variant"]), "phases")
 links = st.columns(min(len(phase_order), 6))
 for index, phase in enumerate(phase_order):
     if phase != NO_PHASE:
@@ -88,5 +85,5 @@ if len(set(trends["phase"])) < 2:
     st.info("Only one phase has runs of these variants so far: each line becomes a trend once a second phase is ingested "
             "(`specdash ingest DIR --phase phase-1`).")
 st.plotly_chart(charts.phase_trends(trends, phase_order, analysis.METRIC_LABELS[metric]), width="stretch")
-st.dataframe(frames.trends_table(trends).style.format(precision=2, na_rep="—"), hide_index=True, width="stretch")
+ui.table(frames.trends_table(trends), lines=2)
 ui.export_buttons(trends, "phase-trends")

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import analysis, charts, definitions, frames, queries, rawlog, ui
+from dashboard.definitions import COUNT
 from dashboard.state import (
     BASELINE,
     DIFF_ONLY,
@@ -22,6 +23,7 @@ from dashboard.state import (
 
 WHOLE_SESSION = "all"
 WINDOW_MARGIN = pd.Timedelta(seconds=5)
+RAW_LINES_BEFORE_SCROLL = 12
 
 st.title("Run drill-down")
 store = ui.require_store()
@@ -83,14 +85,15 @@ if session["origin"] != "benchmark":
                f"session id `{session_id}` (what `specdash ingest --link-to` takes)")
     figures = queries.session_sources(session_id)
     if not figures.empty:
-        st.dataframe(frames.sources_table(figures, figures.iloc[:1]), hide_index=True, width="stretch")
+        ui.table(frames.sources_table(figures, figures.iloc[:1]), lines=2)
         st.caption(definitions.HEADLINE_ORDER)
     record = queries.bench_record(session_id)
     if not record.empty:
-        st.dataframe(frames.record_table(record.iloc[0]), hide_index=True, width="stretch")
+        ui.table(frames.record_table(record.iloc[0]))
     if session["origin"] == "trace_set":
         traces = queries.trace_overview([session["phase"]] if session["phase"] else [], [session["variant"]])
-        st.dataframe(frames.trace_overview_table(traces), hide_index=True, width="stretch")
+        ui.table(frames.trace_files_table(traces), lines=2)
+        ui.table(frames.kernel_classes_table(traces), lines=2)
         st.page_link("views/breakdown.py", label="Open these traces on Breakdown", icon=":material/stacked_bar_chart:",
                      query_params={**carried_params(), VARIANTS.url: [session["variant"]],
                                    **({PHASES.url: [session["phase"]]} if session["phase"] else {})})
@@ -99,7 +102,7 @@ if session["origin"] != "benchmark":
 def highlight(row: pd.Series) -> list[str]:
     if row["warm-up"]:
         return ["color: #9E9E9E"] * len(row)
-    if selected_run is not None and row["run"] == selected_run:
+    if selected_run is not None and row["run"] == str(selected_run):
         return ["background-color: #FFF8E1; font-weight: 600"] * len(row)
     return [""] * len(row)
 
@@ -111,21 +114,8 @@ if session["origin"] == "benchmark":
     pick_run_from_table = functools.partial(  # a row click selects its run (warm-ups cannot be selected)
         ui.pick_row_value, Keys.run_table, RUN.key, [None if w else str(i) for i, w in zip(runs["run_index"], runs["is_warmup"], strict=True)]
     )
-    st.dataframe(
-        frames.session_runs_table(runs).style.apply(highlight, axis=1).format(precision=2, na_rep="—"),
-        hide_index=True, width="stretch", key=Keys.run_table, on_select=pick_run_from_table, selection_mode="single-row",
-        column_config={
-            "tok/s": st.column_config.NumberColumn(help=definitions.TOK_PER_S),
-            "tokens/step (log)": st.column_config.NumberColumn(help=definitions.TOKENS_PER_STEP),
-            "drafts/step (log)": st.column_config.NumberColumn(help=definitions.ACCEPTED_DRAFTS),
-            "gen tok/s (log)": st.column_config.NumberColumn(help="Mean of the server's gen throughput over the run's window, the first (idle-spanning) line excluded."),
-            "decode lines": st.column_config.NumberColumn(
-                help="Server-log decode lines inside the run's time window. When several logs saw the run, the log with "
-                     "the most lines (of equal ones, the lowest source id); the row's other log figures come from it too."
-            ),
-            "flag": st.column_config.TextColumn(help=definitions.SHORT_RUN, width="medium"),
-        },
-    )
+    ui.table(frames.session_runs_table(runs), key=Keys.run_table, on_select=pick_run_from_table,
+             style=lambda shown: shown.style.apply(highlight, axis=1))
     for _, run in measured[measured["hit_max_tokens"].eq(False)].iterrows():
         st.warning(f"⚠ Run {run['run_index']} stopped at {run['output_tokens']} of {run['max_tokens']} tokens: short runs skew tok/s.")
     ui.export_buttons(runs, f"runs-{session_id}")
@@ -155,7 +145,10 @@ else:
     else:
         st.plotly_chart(charts.decode_window(series, runs, prefill, selected_run), width="stretch")
         if int(series["lines"].sum()) > len(series):
-            st.caption(f"{int(series['lines'].sum()):,} decode lines averaged into {len(series):,} points (in SQL).")
+            st.caption(f"{COUNT.text(series['lines'].sum())} decode lines averaged into {COUNT.text(len(series))} points (in SQL).")
+    if not runs.empty:
+        st.markdown("**Inside each run's time window**")
+        ui.table(frames.run_log_table(runs))
 
     # raw lines of the window, read back from the file
     mine = windows if selected_run is None else windows[(windows["run_index"] == selected_run) & ~windows["is_warmup"]]
@@ -169,14 +162,18 @@ else:
         window = queries.raw_window(path, None if pd.isna(size) else int(size),
                                     int(group["first_line_no"].min()), int(group["last_line_no"].max()))
         what = f"run {selected_run}" if selected_run is not None else "the session's runs"
-        st.markdown(f"**Raw lines {window.first:,}–{window.last:,}** of `{Path(path).name}` ({what}, with {rawlog.CONTEXT_LINES} lines of context)")
+        st.markdown(f"**Raw lines {COUNT.text(window.first)}–{COUNT.text(window.last)}** of `{Path(path).name}` ({what}, "
+                    f"with {rawlog.CONTEXT_LINES} lines of context)")
         if window.problem:
             st.warning(window.problem)
             continue
         hits = rawlog.matching(window.lines, st.session_state[LOG_SEARCH.key])
-        st.caption(f"{len(hits):,} of {len(window.lines):,} lines" + (f" match “{st.session_state[LOG_SEARCH.key]}”" if st.session_state[LOG_SEARCH.key] else "")
-                   + (f" · capped at {rawlog.MAX_LINES:,} lines" if window.truncated else ""))
-        st.code(rawlog.as_text(hits) or "(no matching lines)", language=None, height=360)
+        st.caption(f"{COUNT.text(len(hits))} of {COUNT.text(len(window.lines))} lines"
+                   + (f" match “{st.session_state[LOG_SEARCH.key]}”" if st.session_state[LOG_SEARCH.key] else "")
+                   + (f" · capped at {COUNT.text(rawlog.MAX_LINES)} lines" if window.truncated else ""))
+        # Wrapped, so a long stats line is read whole; a short window takes only the room it needs.
+        st.code(rawlog.as_text(hits) or "(no matching lines)", language=None, wrap_lines=True,
+                height=360 if len(hits) > RAW_LINES_BEFORE_SCROLL else "content")
 
 # --- config -------------------------------------------------------------------------------------
 st.subheader("Server config")
@@ -210,7 +207,7 @@ else:
         st.caption(f"{len(table)} setting(s) {'differ' if diff_only else 'in all'}; kinds: "
                    + "; ".join(f"**{k}** — {v}" for k, v in analysis.KIND_EXPLAINED.items() if k in set(table["kind"])))
     key_first = table.assign(_key=~table["setting"].isin(analysis.KEY_SETTINGS)).sort_values(["_key", "setting"]).drop(columns="_key")
-    st.dataframe(key_first, hide_index=True, width="stretch")
+    ui.table(key_first, lines=2)
     ui.export_buttons(key_first, f"config-{session_id}")
     with st.expander("All server arguments (JSON)"):
         st.json(args)
@@ -234,6 +231,7 @@ provenance = pd.concat([
         ["role", "path", "kind", "sha256", "size_bytes", "ingested_at", "linked by"]] if not other_logs.empty else None,
 ])
 provenance.insert(2, "on disk", [on_disk(p, None if pd.isna(s) else int(s)) for p, s in zip(provenance["path"], provenance["size_bytes"], strict=True)])
-st.dataframe(provenance, hide_index=True, width="stretch",
-             column_config={"sha256": st.column_config.TextColumn(help="Content hash: re-ingesting the same bytes is a no-op.")})
+folder, files = frames.provenance_table(provenance)
+st.caption(f"Files under `{folder}`" if folder else "Files (whole paths in the download):")
+ui.table(files, lines=2)
 ui.export_buttons(provenance, f"provenance-{session_id}")
