@@ -1,8 +1,9 @@
 """Run specdash's speed benchmarks and append the results to bench/RESULTS.md.
 
-    python bench/run.py                      # all three, the issue's sizes (≈16 min on 2 cores)
+    python bench/run.py                      # all four, the issue's sizes (≈16 min on 2 cores)
     python bench/run.py --scale 0.1          # a quick run: a tenth of every input
     python bench/run.py --only log,trace     # some of them
+    python bench/run.py --only drafter       # the 2 GB drafter checkpoint inspection
     SPECDASH_BENCH_SCALE=0.1 make bench      # the same knob from the environment
 
 Not part of ``make test``: pytest's testpaths is ``tests``. Generated inputs are
@@ -33,7 +34,7 @@ from bench.harness import (  # noqa: E402
     run_header,
 )
 
-BENCHMARKS = ("log", "trace", "dashboard")
+BENCHMARKS = ("log", "trace", "dashboard", "drafter")
 DISK_NEEDED_GB = 4.0  # 1 GB log + 0.1 GB log + trace + stores, with room to spare
 
 
@@ -55,6 +56,10 @@ def run_one(name: str, scale: float, repeats: int) -> Section:
         from bench import bench_trace
 
         return bench_trace.run(scale, repeats)
+    if name == "drafter":
+        from bench import bench_drafter
+
+        return bench_drafter.run(scale, repeats)
     from bench import bench_dashboard
 
     return bench_dashboard.run(scale, repeats)

@@ -12,7 +12,10 @@ pages = {
     "Decide": [
         st.Page("views/compare.py", title="Compare", icon=":material/leaderboard:", url_path="compare", default=True),
         st.Page("views/breakeven.py", title="Break-even", icon=":material/balance:", url_path="breakeven"),
+        st.Page("views/sweeps.py", title="Sweeps", icon=":material/ssid_chart:", url_path="sweeps"),
+        st.Page("views/drafters.py", title="Drafters", icon=":material/key:", url_path="drafters"),
         st.Page("views/breakdown.py", title="Breakdown", icon=":material/stacked_bar_chart:", url_path="breakdown"),
+        st.Page("views/acceptance.py", title="Acceptance", icon=":material/target:", url_path="acceptance"),
         st.Page("views/run.py", title="Run", icon=":material/search:", url_path="run"),
         st.Page("views/phases.py", title="Phases", icon=":material/timeline:", url_path="phases"),
         st.Page("views/decisions.py", title="Decisions", icon=":material/gavel:", url_path="decisions"),

@@ -31,6 +31,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_drafters(args: argparse.Namespace) -> int:
+    """Compare two drafters' vocabulary mappings: position by position and as sets."""
+    import json
+
+    from dashboard import drafters
+
+    found = drafters.compare_given(store.resolve_db_path(args.db), args.a, args.b)
+    if args.json:
+        print(json.dumps(found.record(), sort_keys=True))
+        return 0
+    print(f"{found.name_a} vs {found.name_b} (draft vocabularies of {found.draft_vocab_size_a:,} and {found.draft_vocab_size_b:,} ids)")
+    print(f"  positions: differ at {found.positions_differ:,} of {found.positions_compared:,} draft ids, agree at {found.positions_agree:,}"
+          + (f" (first difference at draft id {found.first_difference:,})" if found.first_difference is not None else ""))
+    print(f"  sets:      {found.shared_target_tokens:,} target tokens shared, {found.only_a:,} only in {found.name_a}, "
+          f"{found.only_b:,} only in {found.name_b}; Jaccard {found.jaccard:.4f}")
+    for sentence in found.sentences():
+        print(f"  {sentence}")
+    return 0
+
+
 def cmd_decide(args: argparse.Namespace) -> int:
     """Record a decision with its evidence frozen (or list/show the ledger); prints the Markdown summary."""
     from dashboard import (
@@ -316,6 +336,16 @@ def build_parser() -> argparse.ArgumentParser:
     decide.add_argument("--list", action="store_true", help="list the ledger (stale decisions marked) instead")
     decide.add_argument("--show", metavar="ID", help="print an existing decision's Markdown summary instead")
     decide.set_defaults(func=cmd_decide)
+
+    drafters = sub.add_parser("drafters", help="EAGLE-3 drafter checkpoints: compare two vocabulary mappings")
+    drafters_sub = drafters.add_subparsers(dest="drafters_command", required=True)
+    compare = drafters_sub.add_parser("compare", help="compare two drafters' d2t mappings (position by position and as sets)")
+    compare.add_argument("a", help="a drafter folder (config.json + safetensors), a .safetensors file, or an ingested drafter's name")
+    compare.add_argument("b", help="the drafter (or reference mapping) to compare it against, given the same ways")
+    compare.add_argument("--json", action="store_true", help="print one JSON object (draft_vocab_size, positions_differ, "
+                         "positions_agree, shared_target_tokens, jaccard, ...)")
+    compare.add_argument("--db", help=db_help + " (for drafters given by name)")
+    compare.set_defaults(func=cmd_drafters)
 
     demo = sub.add_parser("demo", help="build the demo store from the files in data/")
     demo.add_argument("--db", help=db_help)

@@ -25,6 +25,9 @@ def build_demo_store(db_path: Path, demo_dir: Path = DEMO_DIR) -> list[FileRepor
     for phase_dir in sorted(p for p in demo_dir.iterdir() if p.is_dir()):
         for variant_dir in sorted(p for p in phase_dir.iterdir() if p.is_dir()):
             reports += ingest_paths([variant_dir], db_path, phase=phase_dir.name, variant=variant_dir.name)
+    drafters = demo_dir.parent / "drafters"  # the two illustrative drafter checkpoints (data/make_demo_drafters.py)
+    if drafters.is_dir():
+        reports += ingest_paths([drafters], db_path)
     store.set_meta(db_path, "demo", "true")
     store.set_meta(db_path, "start_phase", "phase-0")  # the pages open where the seed's story starts
     if not any(report.failed for report in reports):

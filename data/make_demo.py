@@ -12,6 +12,8 @@ seed's; everything else is illustrative, Phases 1 and 2 entirely so. Run: ``pyth
 * ``phase-2`` ("cut the verify step"): benchmark JSON and server log again, for the fine-tuned
   drafter with a cheaper verify all-reduce and a baseline re-run beside it; profiler traces are
   written by ``make_demo_traces.py``.
+* ``bench_speculative*.jsonl`` in the Phase 0 folders: illustrative batch-size × drafter-config sweeps,
+  written by ``make_demo_sweeps.py``.
 """
 from __future__ import annotations
 
@@ -489,9 +491,12 @@ def write_demo(out: Path = OUT) -> list[Path]:
         folder = out / variant.phase / variant.name
         write_serving_variant(variant, folder)
         written += [folder / "bench_serving.jsonl", folder / "server.log"]
-    return written + sibling("make_demo_traces").write_demo_traces(out)
+    acceptance = sibling("make_demo_acceptance").write_demo_acceptance(out)
+    return written + sibling("make_demo_traces").write_demo_traces(out) + sibling("make_demo_sweeps").write_demo_sweeps(out) + acceptance
 
 
 if __name__ == "__main__":
     for path in write_demo():
+        print(path.relative_to(OUT.parent))
+    for path in sibling("make_demo_drafters").write_demo_drafters():  # data/drafters/, beside data/demo/
         print(path.relative_to(OUT.parent))

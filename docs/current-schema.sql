@@ -3,6 +3,40 @@
 
 -- Tables
 
+CREATE TABLE acceptance_positions(
+    source_id VARCHAR NOT NULL,
+    segment INTEGER,
+    line_no BIGINT,
+    ts TIMESTAMP,
+    engine_index INTEGER,
+    "position" INTEGER NOT NULL,
+    rate DOUBLE NOT NULL,
+    drafts BIGINT,
+    origin VARCHAR NOT NULL,
+    extra VARCHAR
+);
+
+CREATE TABLE acceptance_requests(
+    source_id VARCHAR NOT NULL,
+    record_index INTEGER NOT NULL,
+    request_index INTEGER NOT NULL,
+    line_no BIGINT,
+    request_id VARCHAR,
+    engine VARCHAR,
+    origin VARCHAR NOT NULL,
+    dataset VARCHAR,
+    accept_length DOUBLE,
+    accepted_drafts BIGINT,
+    draft_tokens BIGINT,
+    spec_steps BIGINT,
+    num_spec_tokens INTEGER,
+    accept_rate DOUBLE,
+    histogram DOUBLE[],
+    input_tokens BIGINT,
+    output_tokens BIGINT,
+    extra VARCHAR
+);
+
 CREATE TABLE bench_requests(
     source_id VARCHAR NOT NULL,
     record_index INTEGER NOT NULL,
@@ -68,6 +102,20 @@ CREATE TABLE bench_serving(
     extra VARCHAR
 );
 
+CREATE TABLE counter_deltas(
+    source_id VARCHAR NOT NULL,
+    "window" INTEGER NOT NULL,
+    line_no BIGINT,
+    metric VARCHAR NOT NULL,
+    labels VARCHAR,
+    engine_index INTEGER,
+    "position" INTEGER,
+    value_before DOUBLE,
+    value_after DOUBLE,
+    delta DOUBLE,
+    "reset" BOOLEAN NOT NULL
+);
+
 CREATE TABLE cycle_phase_times(
     source_id VARCHAR NOT NULL,
     session_id VARCHAR,
@@ -122,6 +170,32 @@ CREATE TABLE decode_stats(
     extra VARCHAR
 );
 
+CREATE TABLE drafter_vocab(
+    source_id VARCHAR NOT NULL,
+    draft_id INTEGER NOT NULL,
+    target_id BIGINT NOT NULL
+);
+
+CREATE TABLE drafters(
+    source_id VARCHAR NOT NULL,
+    path VARCHAR NOT NULL,
+    "name" VARCHAR NOT NULL,
+    architecture VARCHAR,
+    hidden_size BIGINT,
+    vocab_size BIGINT,
+    draft_vocab_size BIGINT,
+    mapping_form VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    headline VARCHAR NOT NULL,
+    verdicts VARCHAR NOT NULL,
+    config VARCHAR,
+    weights_files INTEGER NOT NULL,
+    tensors INTEGER NOT NULL,
+    has_d2t BOOLEAN NOT NULL,
+    has_t2d BOOLEAN NOT NULL,
+    bytes_read BIGINT NOT NULL
+);
+
 CREATE TABLE log_profiles(
     source_id VARCHAR NOT NULL,
     segment INTEGER,
@@ -142,6 +216,20 @@ CREATE TABLE log_segment_spans(
     last_ts TIMESTAMP,
     decode_lines BIGINT,
     ingest_group VARCHAR
+);
+
+CREATE TABLE metric_samples(
+    source_id VARCHAR NOT NULL,
+    "snapshot" INTEGER NOT NULL,
+    line_no BIGINT,
+    ts TIMESTAMP,
+    metric VARCHAR NOT NULL,
+    "family" VARCHAR,
+    kind VARCHAR NOT NULL,
+    labels VARCHAR,
+    engine_index INTEGER,
+    "position" INTEGER,
+    "value" DOUBLE
 );
 
 CREATE TABLE prefill_stats(
@@ -253,6 +341,38 @@ CREATE TABLE store_meta(
     "value" VARCHAR
 );
 
+CREATE TABLE sweep_points(
+    source_id VARCHAR NOT NULL,
+    session_id VARCHAR,
+    session_key INTEGER NOT NULL,
+    phase VARCHAR,
+    point_index INTEGER NOT NULL,
+    line_no BIGINT,
+    sweep VARCHAR,
+    model VARCHAR,
+    dataset VARCHAR,
+    variant VARCHAR,
+    is_baseline BOOLEAN NOT NULL,
+    batch_size BIGINT,
+    concurrency BIGINT,
+    steps INTEGER,
+    topk INTEGER,
+    num_draft_tokens INTEGER,
+    accept_length DOUBLE,
+    step_time_ms DOUBLE,
+    throughput DOUBLE,
+    throughput_kind VARCHAR NOT NULL,
+    simulated BOOLEAN NOT NULL,
+    simulated_by VARCHAR,
+    extra VARCHAR
+);
+
+CREATE TABLE token_counts(
+    source_id VARCHAR NOT NULL,
+    target_id BIGINT NOT NULL,
+    count BIGINT NOT NULL
+);
+
 CREATE TABLE trace_kernels(
     source_id VARCHAR NOT NULL,
     phase VARCHAR,
@@ -325,6 +445,8 @@ CREATE TABLE trace_ranks(
 
 -- Macros
 
+CREATE MACRO acceptance_variant(given, prefix, path) AS COALESCE(given, (prefix || file_label(path)));
+
 CREATE MACRO clock_skew_us() AS CAST((1e6 * COALESCE((SELECT TRY_CAST("value" AS DOUBLE) FROM store_meta WHERE ("key" = 'clock_skew_s')), 2.0)) AS BIGINT);
 
 CREATE MACRO file_label(path) AS regexp_replace(regexp_replace(regexp_replace(path, '^.*[/\\]', ''), '(\.(gz|zst|json|jsonl|trace|pt|log|txt|csv|tsv|out|md))+$', ''), '([_-]rank[_-]?[0-9]+|-TP-[0-9]+.*)$', '');
@@ -341,6 +463,14 @@ CREATE MACRO session_logs_for(session_ids) AS TABLE WITH skew AS (SELECT to_micr
 
 -- Views
 
+CREATE VIEW acceptance_datasets AS (SELECT COALESCE(e.variant, acceptance_variant(src.variant, 'bench:', src.path)) AS variant, COALESCE(e.phase, src.phase) AS phase, b.dataset_name AS dataset, b.source_id, (b.tool || ' record') AS origin, CASE  WHEN ((b.tool IN ('sglang_eagle_bench', 'vllm spec_decode.py'))) THEN ('run') ELSE 'server lifetime' END AS "scope", b.accept_length, b.output_throughput, b.completed AS requests, 1 AS records FROM ((bench_serving AS b INNER JOIN sources AS src USING (source_id)) LEFT JOIN evidence_sessions AS e ON (((e.origin = 'bench_record') AND (e.source_id = b.source_id) AND (e.part = b.record_index)))) WHERE ((b.dataset_name IS NOT NULL) AND (b.accept_length IS NOT NULL))) UNION ALL (SELECT variant, phase, dataset, source_id, ('per-request ' || origin), 'requests', (sum((accept_length * COALESCE(spec_steps, 1))) / sum(COALESCE(spec_steps, 1))), NULL, count_star(), count(DISTINCT record_index) FROM acceptance_request_rows WHERE ((dataset IS NOT NULL) AND (accept_length IS NOT NULL)) GROUP BY variant, phase, dataset, source_id, origin);
+
+CREATE VIEW acceptance_metric_windows AS WITH deltas AS (SELECT source_id, "window", bool_or("reset") AS "reset", sum(delta) FILTER (WHERE (metric = 'vllm:spec_decode_num_drafts_total')) AS drafts, sum(delta) FILTER (WHERE (metric = 'vllm:spec_decode_num_draft_tokens_total')) AS draft_tokens, sum(delta) FILTER (WHERE (metric = 'vllm:spec_decode_num_accepted_tokens_total')) AS accepted, count(DISTINCT engine_index) AS engines FROM counter_deltas GROUP BY ALL), lifetime AS (SELECT source_id, "snapshot", any_value(ts) AS ts, sum("value") FILTER (WHERE (metric = 'vllm:spec_decode_num_drafts_total')) AS drafts, sum("value") FILTER (WHERE (metric = 'vllm:spec_decode_num_draft_tokens_total')) AS draft_tokens, sum("value") FILTER (WHERE (metric = 'vllm:spec_decode_num_accepted_tokens_total')) AS accepted, count(DISTINCT engine_index) AS engines FROM metric_samples WHERE (kind = 'counter') GROUP BY ALL) (SELECT acceptance_variant(src.variant, 'metrics:', src.path) AS variant, src.phase, d.source_id, 'counter delta' AS "scope", ((('snapshots ' || (d."window" - 1)) || '→') || d."window") AS "window", d."reset", d.engines, d.drafts, d.draft_tokens, d.accepted, CASE  WHEN ((d.drafts > 0)) THEN ((1 + (d.accepted / d.drafts))) ELSE NULL END AS accept_length, CASE  WHEN ((d.draft_tokens > 0)) THEN ((d.accepted / d.draft_tokens)) ELSE NULL END AS accept_rate FROM (deltas AS d INNER JOIN sources AS src USING (source_id)) WHERE ((d.drafts IS NOT NULL) OR (d.accepted IS NOT NULL))) UNION ALL (SELECT acceptance_variant(src.variant, 'metrics:', src.path), src.phase, l.source_id, 'counters since start', ('snapshot ' || l."snapshot"), false, l.engines, l.drafts, l.draft_tokens, l.accepted, CASE  WHEN ((l.drafts > 0)) THEN ((1 + (l.accepted / l.drafts))) ELSE NULL END, CASE  WHEN ((l.draft_tokens > 0)) THEN ((l.accepted / l.draft_tokens)) ELSE NULL END FROM (lifetime AS l INNER JOIN sources AS src USING (source_id)) WHERE ((l.drafts IS NOT NULL) OR (l.accepted IS NOT NULL)))UNION ALL (SELECT acceptance_variant(src.variant, 'metrics:', src.path), src.phase, m.source_id, 'gauge (as exported)', ('snapshot ' || m."snapshot"), false, count(DISTINCT m.engine_index), NULL, NULL, NULL, avg(m."value") FILTER (WHERE (m.metric = 'sglang:spec_accept_length')), avg(m."value") FILTER (WHERE (m.metric = 'sglang:spec_accept_rate')) FROM (metric_samples AS m INNER JOIN sources AS src USING (source_id)) WHERE ((m.kind = 'gauge') AND (m.metric IN ('sglang:spec_accept_length', 'sglang:spec_accept_rate'))) GROUP BY ALL);
+
+CREATE VIEW acceptance_position_rates AS WITH bench AS (SELECT b.source_id, b.record_index, b.line_no, b.tool, b.extra, e.variant, e.phase FROM (bench_serving AS b LEFT JOIN evidence_sessions AS e ON (((e.origin = 'bench_record') AND (e.source_id = b.source_id) AND (e.part = b.record_index)))) WHERE (b.extra IS NOT NULL)), bench_lists AS ((SELECT source_id, record_index, line_no, tool, variant, phase, 1.0 AS scale, CAST(json_extract(extra, '$.spec_decode_per_position_acceptance_rates') AS DOUBLE[]) AS rates, TRY_CAST(json_extract(extra, '$.spec_decode_num_drafts') AS BIGINT) AS drafts FROM bench WHERE json_exists(extra, '$.spec_decode_per_position_acceptance_rates')) UNION ALL (SELECT source_id, record_index, line_no, tool, variant, phase, 1.0, CAST(json_extract(extra, '$.acceptance_at_token') AS DOUBLE[]), TRY_CAST(json_extract(extra, '$.num_drafts') AS BIGINT) FROM bench WHERE json_exists(extra, '$.acceptance_at_token'))UNION ALL (SELECT source_id, record_index, line_no, tool, variant, phase, 0.01, CAST(json_extract(extra, '$.per_position_acceptance_pct') AS DOUBLE[]), NULL FROM bench WHERE json_exists(extra, '$.per_position_acceptance_pct'))), drafts_per_window AS (SELECT source_id, "window", engine_index, sum(delta) AS drafts, bool_or("reset") AS "reset" FROM counter_deltas WHERE (metric = 'vllm:spec_decode_num_drafts_total') GROUP BY ALL), lifetime_drafts AS (SELECT source_id, "snapshot", engine_index, sum("value") AS drafts FROM metric_samples WHERE (metric = 'vllm:spec_decode_num_drafts_total') GROUP BY ALL) (SELECT COALESCE(l.variant, acceptance_variant(src.variant, 'log:', src.path)) AS variant, COALESCE(l.phase, src.phase) AS phase, p.source_id, 'vLLM SpecDecoding metrics line' AS origin, 'window' AS "scope", ('line ' || p.line_no) AS "window", p.ts, p.engine_index, p."position", p.rate, p.drafts FROM ((acceptance_positions AS p INNER JOIN sources AS src USING (source_id)) LEFT JOIN server_lifetimes AS l ON (((l.log_source_id = p.source_id) AND (l.segment IS NOT DISTINCT FROM p.segment))))) UNION ALL (SELECT COALESCE(x.variant, acceptance_variant(src.variant, 'bench:', src.path)), COALESCE(x.phase, src.phase), x.source_id, (x.tool || ' summary'), 'run', ('record ' || x.record_index), CAST(NULL AS TIMESTAMP), NULL, CAST(g.i AS INTEGER), (x.rates[g.i] * x.scale), x.drafts FROM (bench_lists AS x INNER JOIN sources AS src USING (source_id)) , (SELECT unnest("range"(1, (len(x.rates) + 1))) AS i) AS g WHERE (x.rates[g.i] IS NOT NULL))UNION ALL (SELECT acceptance_variant(src.variant, 'metrics:', src.path), src.phase, c.source_id, 'Prometheus counter delta', 'window', ((('snapshots ' || (c."window" - 1)) || '→') || c."window"), CAST(NULL AS TIMESTAMP), c.engine_index, (c."position" + 1), (c.delta / d.drafts), CAST(d.drafts AS BIGINT) FROM ((counter_deltas AS c INNER JOIN sources AS src USING (source_id)) INNER JOIN drafts_per_window AS d ON (((d.source_id = c.source_id) AND (d."window" = c."window") AND (d.engine_index IS NOT DISTINCT FROM c.engine_index)))) WHERE ((c.metric = 'vllm:spec_decode_num_accepted_tokens_per_pos_total') AND (c."position" IS NOT NULL) AND (d.drafts > 0)))UNION ALL (SELECT acceptance_variant(src.variant, 'metrics:', src.path), src.phase, m.source_id, 'Prometheus counters since server start', 'lifetime', ('snapshot ' || m."snapshot"), m.ts, m.engine_index, (m."position" + 1), (m."value" / d.drafts), CAST(d.drafts AS BIGINT) FROM ((metric_samples AS m INNER JOIN sources AS src USING (source_id)) INNER JOIN lifetime_drafts AS d ON (((d.source_id = m.source_id) AND (d."snapshot" = m."snapshot") AND (d.engine_index IS NOT DISTINCT FROM m.engine_index)))) WHERE ((m.metric = 'vllm:spec_decode_num_accepted_tokens_per_pos_total') AND (m."position" IS NOT NULL) AND (d.drafts > 0) AND (NOT EXISTS(SELECT 1 FROM counter_deltas AS c WHERE (c.source_id = m.source_id)))));
+
+CREATE VIEW acceptance_request_rows AS SELECT COALESCE(e.variant, acceptance_variant(src.variant, 'requests:', src.path)) AS variant, COALESCE(e.phase, src.phase) AS phase, src.path, r.* FROM ((acceptance_requests AS r INNER JOIN sources AS src USING (source_id)) LEFT JOIN evidence_sessions AS e ON (((e.origin = 'bench_record') AND (e.source_id = r.source_id) AND (e.part = r.record_index) AND (src.kind = 'bench_serving_jsonl'))));
+
 CREATE VIEW bench_record_links AS WITH lifetimes AS MATERIALIZED (SELECT * FROM server_lifetimes WHERE (evidence != 'profiler messages')), call_logs AS (SELECT ingest_group, variant, count() OVER (PARTITION BY ingest_group) AS in_call, log_source_id, segment, phase FROM log_segment_spans QUALIFY (row_number() OVER (PARTITION BY ingest_group, variant ORDER BY first_ts DESC NULLS LAST, log_source_id, segment) = 1)), records AS (SELECT b.source_id, b.record_index, src.phase AS given_phase, src.variant AS given_variant, src.path, src.ingest_group, src.link_to, c.variant AS own_variant FROM ((bench_serving AS b INNER JOIN sources AS src USING (source_id)) LEFT JOIN config_names AS c ON (((c.source_id = b.source_id) AND (c.segment = b.record_index))))), chosen AS (SELECT r.source_id, r.record_index, any_value(l.log_source_id) AS log_source_id, any_value(l.segment) AS segment, any_value(l.variant) AS log_variant, any_value(l.phase) AS log_phase FROM ((records AS r INNER JOIN lifetime_names AS n ON ((n."name" = r.link_to))) INNER JOIN lifetimes AS l ON (((l.log_source_id = n.log_source_id) AND (l.segment IS NOT DISTINCT FROM n.segment)))) GROUP BY ALL), same_config AS (SELECT r.source_id, r.record_index, any_value(l.log_source_id) AS log_source_id, any_value(l.segment) AS segment, any_value(l.variant) AS log_variant, any_value(l.phase) AS log_phase FROM (((records AS r INNER JOIN server_configs AS own ON (((own.source_id = r.source_id) AND (own.segment = r.record_index)))) INNER JOIN server_configs AS "logged" ON ((("logged".model_path IS NOT DISTINCT FROM own.model_path) AND ("logged".tp_size IS NOT DISTINCT FROM own.tp_size) AND ("logged".speculative_algorithm IS NOT DISTINCT FROM own.speculative_algorithm) AND ("logged".speculative_draft_model_path IS NOT DISTINCT FROM own.speculative_draft_model_path) AND ("logged".speculative_num_steps IS NOT DISTINCT FROM own.speculative_num_steps) AND ("logged".speculative_eagle_topk IS NOT DISTINCT FROM own.speculative_eagle_topk) AND ("logged".speculative_num_draft_tokens IS NOT DISTINCT FROM own.speculative_num_draft_tokens)))) INNER JOIN lifetimes AS l ON (((l.log_source_id = "logged".source_id) AND (l.segment IS NOT DISTINCT FROM "logged".segment)))) WHERE ((r.link_to IS NULL) AND (own.model_path IS NOT NULL)) GROUP BY r.source_id, r.record_index HAVING (count_star() = 1)) SELECT r.source_id, r.record_index, r.given_phase, r.given_variant, r.path, r.own_variant, COALESCE(x.log_source_id, l.log_source_id, q.log_source_id) AS log_source_id, COALESCE(x.segment, l.segment, q.segment) AS segment, COALESCE(x.log_variant, l.variant, q.log_variant) AS log_variant, COALESCE(x.log_phase, l.phase, q.log_phase) AS log_phase, CASE  WHEN ((x.log_source_id IS NOT NULL)) THEN ('--link-to') WHEN (((l.log_source_id IS NOT NULL) AND (r.given_variant IS NOT NULL))) THEN ('same ingest call and variant label') WHEN ((l.log_source_id IS NOT NULL)) THEN ('same ingest call, only log') WHEN ((q.log_source_id IS NOT NULL)) THEN ('server_info equal to the lifetime''s config') ELSE NULL END AS link_method FROM (((records AS r LEFT JOIN chosen AS x USING (source_id, record_index)) LEFT JOIN call_logs AS l ON (((r.link_to IS NULL) AND (l.ingest_group = r.ingest_group) AND (((r.given_variant IS NOT NULL) AND (l.variant = r.given_variant)) OR ((r.given_variant IS NULL) AND (r.own_variant IS NULL) AND (l.in_call = 1)))))) LEFT JOIN same_config AS q USING (source_id, record_index));
 
 CREATE VIEW config_names AS SELECT c.source_id, c.segment, (c.variant || CASE  WHEN (((src.variant IS NULL) AND (c.speculative_algorithm IS NOT NULL) AND (count(DISTINCT list_value(c.speculative_num_steps, c.speculative_eagle_topk, c.speculative_num_draft_tokens)) OVER (PARTITION BY c.variant, (src.variant IS NULL)) > 1))) THEN (((((((' (steps ' || COALESCE(CAST(c.speculative_num_steps AS VARCHAR), '?')) || ', topk ') || COALESCE(CAST(c.speculative_eagle_topk AS VARCHAR), '?')) || ', draft tokens ') || COALESCE(CAST(c.speculative_num_draft_tokens AS VARCHAR), '?')) || ')')) ELSE '' END) AS variant, c.model_path FROM (server_configs AS c INNER JOIN sources AS src USING (source_id));
@@ -355,6 +485,8 @@ CREATE VIEW cycle_rank_summary AS SELECT source_id, experiment_phase, variant, r
 
 CREATE VIEW cycle_totals AS SELECT source_id, any_value(session_id) AS session_id, phase AS experiment_phase, variant, rank, cycle_idx, cycle_kind, any_value(cycle_ms) AS cycle_ms, COALESCE(sum(duration_ms) FILTER (WHERE (cycle_phase = 'draft')), 0) AS draft_ms, COALESCE(sum(duration_ms) FILTER (WHERE (cycle_phase = 'verify')), 0) AS verify_ms, CASE  WHEN (bool_or((kernel_class = 'measured'))) THEN (NULL) ELSE COALESCE(sum(duration_ms) FILTER (WHERE ((cycle_phase = 'verify') AND (kernel_class = 'communication'))), 0) END AS verify_comm_ms, COALESCE(sum(duration_ms) FILTER (WHERE (cycle_phase = 'draft_extend')), 0) AS draft_extend_ms, COALESCE(sum(duration_ms) FILTER (WHERE (cycle_phase = 'decode')), 0) AS decode_ms, COALESCE(sum(duration_ms) FILTER (WHERE (cycle_phase = 'unattributed')), 0) AS unattributed_ms, COALESCE(sum(duration_ms) FILTER (WHERE (cycle_phase = 'idle')), 0) AS idle_ms FROM cycle_phase_times WHERE (complete AND (cycle_kind IN ('speculative', 'decode'))) GROUP BY source_id, phase, variant, rank, cycle_idx, cycle_kind;
 
+CREATE VIEW drafter_coverage AS WITH totals AS (SELECT source_id, sum(count) AS tokens, count_star() AS distinct_tokens FROM token_counts GROUP BY source_id), mapped AS (SELECT v.source_id AS drafter_source_id, tc.source_id AS tokens_source_id, sum(tc.count) AS covered, count_star() AS distinct_covered FROM (token_counts AS tc INNER JOIN drafter_vocab AS v ON ((v.target_id = tc.target_id))) GROUP BY ALL), full_vocab AS (SELECT d.source_id AS drafter_source_id, tc.source_id AS tokens_source_id, sum(tc.count) AS covered, count_star() AS distinct_covered FROM (drafters AS d INNER JOIN token_counts AS tc ON ((tc.target_id < d.vocab_size))) WHERE (d.mapping_form = 'full target vocabulary') GROUP BY ALL), covered AS ((SELECT * FROM mapped) UNION ALL (SELECT * FROM full_vocab)) SELECT d.source_id AS drafter_source_id, d."name" AS drafter, t.source_id AS tokens_source_id, s.path AS tokens_path, t.tokens, t.distinct_tokens, COALESCE(c.covered, 0) AS covered_tokens, COALESCE(c.distinct_covered, 0) AS covered_distinct, (COALESCE(c.covered, 0) / t.tokens) AS coverage FROM (((drafters AS d CROSS JOIN totals AS t) INNER JOIN sources AS s ON ((s.source_id = t.source_id))) LEFT JOIN covered AS c ON (((c.drafter_source_id = d.source_id) AND (c.tokens_source_id = t.source_id)))) WHERE (d.weights_files > 0);
+
 CREATE VIEW evidence_sessions AS WITH lifetimes AS MATERIALIZED (SELECT * FROM server_lifetimes), traces AS (SELECT COALESCE(t.profile_id, t.source_id) AS profile_key, t.phase, t.variant, min(t.source_id) AS source_id, count(DISTINCT t.source_id) AS files, bool_or((src.variant IS NOT NULL)) AS labelled, min(t.trace_start_at) AS started_at, max((t.trace_start_at + to_microseconds(CAST((1000 * t.span_ms) AS BIGINT)))) AS ended_at FROM (trace_ranks AS t INNER JOIN sources AS src USING (source_id)) GROUP BY ALL) (SELECT s.session_id, 'benchmark' AS origin, s.source_id, s.session_key AS part, s.phase, COALESCE(s.variant, '(unlabelled)') AS variant, CASE  WHEN ((src.variant IS NOT NULL)) THEN ('--variant') WHEN ((s.variant IS NOT NULL)) THEN ('benchmark file') ELSE NULL END AS variant_from, s.started_at, CAST(NULL AS TIMESTAMP) AS ended_at, s.model, CAST(NULL AS VARCHAR) AS log_source_id, CAST(NULL AS INTEGER) AS log_segment, CAST(NULL AS VARCHAR) AS link_method, 1 AS files FROM (sessions AS s INNER JOIN sources AS src USING (source_id))) UNION ALL (SELECT l.own_session_id, 'server_lifetime', l.log_source_id, l.segment, l.phase, l.variant, l.variant_from, l.first_ts, l.last_ts, l.model_path, l.log_source_id, l.segment, 'own log', 1 FROM lifetimes AS l WHERE ((l.benchmark_session_id IS NULL) AND (l.evidence != 'profiler messages')))UNION ALL (SELECT ((r.source_id || '-rec') || r.record_index), 'bench_record', r.source_id, r.record_index, COALESCE(r.given_phase, r.log_phase), COALESCE(r.given_variant, r.own_variant, r.log_variant, ('bench:' || file_label(r.path))), CASE  WHEN ((r.given_variant IS NOT NULL)) THEN ('--variant') WHEN ((r.own_variant IS NOT NULL)) THEN ('server_info in the record') WHEN (((r.log_variant IS NOT NULL) AND (r.link_method = '--link-to'))) THEN ('server log named by --link-to') WHEN ((r.log_variant IS NOT NULL)) THEN ('server log of the same ingest call') ELSE 'file name' END, CAST(NULL AS TIMESTAMP), CAST(NULL AS TIMESTAMP), CAST(NULL AS VARCHAR), r.log_source_id, r.segment, r.link_method, 1 FROM bench_record_links AS r)UNION ALL (SELECT ('trace-' || t.profile_key), 'trace_set', t.source_id, CAST(NULL AS INTEGER), t.phase, t.variant, CASE  WHEN (t.labelled) THEN ('--variant') WHEN ((k.profile_key IS NOT NULL)) THEN ('linked server log') ELSE 'file name' END, t.started_at, t.ended_at, CAST(NULL AS VARCHAR), k.log_source_id, k.segment, k.link_method, t.files FROM (traces AS t LEFT JOIN trace_links AS k USING (profile_key)));
 
 CREATE VIEW lifetime_names AS WITH lifetimes AS MATERIALIZED (SELECT log_source_id, segment, own_session_id, benchmark_session_id, path, count() OVER (PARTITION BY log_source_id) AS in_log FROM server_lifetimes), "names" AS (SELECT log_source_id, segment, list_value(own_session_id, benchmark_session_id) AS ids, CASE  WHEN ((in_log = 1)) THEN (list_value(path, regexp_replace(path, '^.*[/\\]', ''), file_label(path))) ELSE list_value() END AS files FROM lifetimes) SELECT DISTINCT "name", log_source_id, segment FROM (SELECT unnest(list_concat(ids, files)) AS "name", log_source_id, segment FROM "names") WHERE ("name" IS NOT NULL);
@@ -366,6 +498,8 @@ CREATE VIEW run_log_stats AS SELECT * FROM run_log_stats_for(CAST(NULL AS VARCHA
 CREATE VIEW server_lifetimes AS WITH spans AS ((SELECT log_source_id, segment, phase, first_ts, last_ts, ingest_group, 'decode lines' AS evidence FROM log_segment_spans) UNION ALL (SELECT p.source_id, p.segment, src.phase, min(p.ts), max(p.ts), src.ingest_group, 'prefill lines' FROM (prefill_stats AS p INNER JOIN sources AS src USING (source_id)) WHERE (NOT EXISTS(SELECT 1 FROM log_segment_spans AS l WHERE ((l.log_source_id = p.source_id) AND (l.segment IS NOT DISTINCT FROM p.segment)))) GROUP BY p.source_id, p.segment, src.phase, src.ingest_group)UNION ALL (SELECT p.source_id, p.segment, src.phase, min(p.ts), max(p.ts), src.ingest_group, 'profiler messages' FROM (log_profiles AS p INNER JOIN sources AS src USING (source_id)) WHERE ((NOT EXISTS(SELECT 1 FROM log_segment_spans AS l WHERE ((l.log_source_id = p.source_id) AND (l.segment IS NOT DISTINCT FROM p.segment)))) AND (NOT EXISTS(SELECT 1 FROM prefill_stats AS f WHERE ((f.source_id = p.source_id) AND (f.segment IS NOT DISTINCT FROM p.segment))))) GROUP BY p.source_id, p.segment, src.phase, src.ingest_group)) SELECT s.log_source_id, s.segment, s.evidence, s.ingest_group, s.first_ts, s.last_ts, ((s.log_source_id || '-seg') || COALESCE(CAST(s.segment AS VARCHAR), '')) AS own_session_id, b.session_id AS benchmark_session_id, COALESCE(b.phase, s.phase) AS phase, COALESCE(b.variant, src.variant, n.variant, ('log:' || file_label(src.path))) AS variant, CASE  WHEN ((b.session_id IS NOT NULL)) THEN ('benchmark session') WHEN ((src.variant IS NOT NULL)) THEN ('--variant') WHEN ((n.source_id IS NOT NULL)) THEN ('server config') ELSE 'file name' END AS variant_from, n.model_path, src.path FROM (((spans AS s INNER JOIN sources AS src ON ((src.source_id = s.log_source_id))) LEFT JOIN config_names AS n ON (((n.source_id = s.log_source_id) AND (n.segment IS NOT DISTINCT FROM s.segment)))) LEFT JOIN (SELECT k.log_source_id, k.segment, any_value(k.session_id) AS session_id, any_value(x.phase) AS phase, any_value(COALESCE(x.variant, '(unlabelled)')) AS variant FROM (session_log_links AS k INNER JOIN sessions AS x USING (session_id)) GROUP BY ALL) AS b ON (((b.log_source_id = s.log_source_id) AND (b.segment IS NOT DISTINCT FROM s.segment))));
 
 CREATE VIEW session_logs AS WITH skew AS (SELECT to_microseconds(CAST((1e6 * COALESCE((SELECT TRY_CAST("value" AS DOUBLE) FROM store_meta WHERE ("key" = 'clock_skew_s')), 2.0)) AS BIGINT)) AS s), session_spans AS (SELECT s.session_id, s.phase, s.variant, src.ingest_group, (min(r.started_at) - any_value(skew.s)) AS first_start, (max(r.ended_at) + any_value(skew.s)) AS last_end FROM ((sessions AS s INNER JOIN sources AS src USING (source_id)) LEFT JOIN bench_runs AS r USING (session_id)) , skew GROUP BY s.session_id, s.phase, s.variant, src.ingest_group), segments AS (SELECT l.*, src.ingest_group, count() OVER (PARTITION BY src.ingest_group) AS segments_in_group FROM (log_segments AS l INNER JOIN sources AS src USING (source_id))), same_call AS (SELECT s.session_id, l.source_id, l.segment, CASE  WHEN (((l.variant = s.variant) OR ((s.first_start <= l.last_ts) AND (l.first_ts <= s.last_end)))) THEN ('same ingest call') WHEN (((s.first_start IS NULL) AND (l.segments_in_group = 1))) THEN ('same ingest call, only log') ELSE NULL END AS link_method FROM (session_spans AS s INNER JOIN segments AS l USING (ingest_group))), by_labels AS (SELECT s.session_id, l.source_id, l.segment, 'phase+variant labels' AS link_method FROM (session_spans AS s INNER JOIN segments AS l ON (((l.variant = s.variant) AND (l.phase IS NOT DISTINCT FROM s.phase)))) WHERE ((s.ingest_group IS DISTINCT FROM l.ingest_group) AND ((s.first_start IS NULL) OR (l.first_ts IS NULL) OR ((s.first_start <= l.last_ts) AND (l.first_ts <= s.last_end))))) (SELECT session_id, source_id AS log_source_id, segment, link_method FROM same_call WHERE (link_method IS NOT NULL)) UNION ALL (SELECT session_id, source_id, segment, link_method FROM by_labels);
+
+CREATE VIEW sweep_series AS WITH records AS (SELECT b.source_id, b.record_index, COALESCE(l.given_phase, l.log_phase) AS phase, b.tool, b.dataset_name, b.request_rate, b.max_concurrency, b.output_throughput, b.accept_length, b.extra, COALESCE(l.given_variant, l.own_variant, l.log_variant, ('bench:' || file_label(l.path))) AS variant, c.model_path, c.tp_size, c.speculative_algorithm, c.speculative_num_steps, c.speculative_eagle_topk, c.speculative_num_draft_tokens, (c.source_id IS NOT NULL) AS has_config FROM ((bench_serving AS b INNER JOIN bench_record_links AS l USING (source_id, record_index)) LEFT JOIN server_configs AS c ON (((c.source_id = b.source_id) AND (c.segment = b.record_index))))), shaped AS (SELECT *, (((COALESCE((phase || ' · '), '') || COALESCE(tool, 'bench')) || ' · ') || COALESCE(dataset_name, 'unnamed dataset')) AS sweep, CASE  WHEN ((tool ~~ '%bench_one_batch%')) THEN (max_concurrency) ELSE NULL END AS batch_size, CASE  WHEN (((tool !~~ '%bench_one_batch%') OR (tool IS NULL))) THEN (max_concurrency) ELSE NULL END AS concurrency, CASE  WHEN (((max_concurrency IS NULL) AND isfinite(request_rate))) THEN (request_rate) ELSE NULL END AS rate FROM records), swept AS (SELECT sweep, model_path FROM shaped GROUP BY sweep, model_path HAVING (count(DISTINCT COALESCE(CAST(batch_size AS DOUBLE), CAST(concurrency AS DOUBLE), rate)) >= 2)) (SELECT p.source_id, p.session_id, (COALESCE((p.phase || ' · '), '') || p.sweep) AS sweep, p.phase, p.model, p.dataset, p.variant, p.is_baseline, p.batch_size, p.concurrency, CAST(NULL AS DOUBLE) AS request_rate, p.steps, p.topk, p.num_draft_tokens, p.accept_length, p.step_time_ms, p.throughput, p.throughput_kind, 'sweep file' AS accept_length_from, p.simulated, p.simulated_by, CAST(NULL AS INTEGER) AS tp_size, src.kind AS origin, src.path FROM (sweep_points AS p INNER JOIN sources AS src USING (source_id))) UNION ALL (SELECT s.source_id, ((s.source_id || '-rec') || s.record_index), s.sweep, s.phase, s.model_path, s.dataset_name, s.variant, CASE  WHEN ((s.variant ~~* 'baseline%')) THEN (true) WHEN (s.has_config) THEN ((s.speculative_algorithm IS NULL)) ELSE (s.accept_length IS NULL) END, s.batch_size, s.concurrency, s.rate, s.speculative_num_steps, s.speculative_eagle_topk, s.speculative_num_draft_tokens, s.accept_length, CAST(NULL AS DOUBLE), s.output_throughput, 'measured wall-clock', 'server-reported', COALESCE(((s.extra ~~* '%simulate_acc%') OR (s.extra ~~* '%synthetic%')), false), CASE  WHEN ((s.extra ~~* '%simulate_acc%')) THEN ('SGLANG_SIMULATE_ACC_LEN in the record') WHEN ((s.extra ~~* '%synthetic%')) THEN ('synthetic acceptance in the record') ELSE NULL END, s.tp_size, 'bench_serving', src.path FROM ((shaped AS s INNER JOIN swept AS w ON (((w.sweep = s.sweep) AND (w.model_path IS NOT DISTINCT FROM s.model_path)))) INNER JOIN sources AS src USING (source_id)));
 
 CREATE VIEW trace_labels AS SELECT DISTINCT t.source_id, COALESCE(src.phase, k.phase) AS phase, COALESCE(src.variant, k.variant, ('trace:' || file_label(src.path))) AS variant FROM ((trace_ranks AS t INNER JOIN sources AS src USING (source_id)) LEFT JOIN trace_links AS k ON ((k.profile_key = COALESCE(t.profile_id, t.source_id))));
 

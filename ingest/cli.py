@@ -21,6 +21,7 @@ from ingest.formats import ParseOptions
 from ingest.pipeline import FileReport, expand_paths, ingest_paths, skipped_summary
 from ingest.progress import ProgressBar
 from ingest.registry import registered_formats
+from ingest.sweep_status import sweep_lines
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -120,6 +121,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"  {name:<16} {count:>10,} rows")
     for kind, count in info["sources_by_kind"].items():
         print(f"  source kind {kind:<20} {count}")
+    print("\n".join(sweep_lines(Path(info["db"]))))
     print(f"  migrations: {', '.join(info['migrations'])}")
     return 0
 

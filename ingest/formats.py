@@ -36,3 +36,12 @@ class Format:
     # Lower is asked first. Formats claim disjoint files (tests/test_format_registry.py runs every
     # sniffer on every fixture and corpus file), so this orders only the ask for a file unlike all of them.
     precedence: int = 50
+    # A format of binary files (safetensors) is asked before detection turns binary content away.
+    binary: bool = False
+    # A format whose unit is a folder (a drafter checkpoint: config.json + weights): True for a
+    # folder it reads as one source. `specdash ingest DIR` yields such a folder whole instead of
+    # walking into it, and ``parse`` gets the folder.
+    claims_folder: Callable[[Path], bool] | None = None
+    # The source's identity, for files too big to hash whole (a 2 GB drafter: the sha256 of what
+    # its parser reads); None: the sha256 of the file's bytes.
+    fingerprint: Callable[[Path], str] | None = None

@@ -28,7 +28,7 @@ from ingest.errors import IngestError, SpecdashError
 from ingest.formats import ParseOptions
 from ingest.progress import rate_note
 from ingest.reader import NotExperimentData
-from ingest.registry import detect
+from ingest.registry import detect, folder_format
 
 ProgressFactory = Callable[[Path], Callable[[int, int], None]]
 
@@ -75,20 +75,31 @@ class FileReport:
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given, and the files under given directories (recursively, hidden ones left out)."""
+    """Files as given, and the files under given directories (recursively, hidden ones left out);
+    a folder a format reads as one source (``registry.folder_format``: a drafter checkpoint) is
+    one entry, its files not listed."""
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files.extend(
-                sorted(
-                    p for p in path.rglob("*")
-                    if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                )
-            )
+            files.extend(_walk(path))
         else:
             files.append(path)
     return files
+
+
+def _walk(root: Path) -> list[Path]:
+    if folder_format(root) is not None:
+        return [root]
+    found: list[Path] = []
+    for child in sorted(root.iterdir()):
+        if child.name.startswith("."):
+            continue
+        if child.is_dir():
+            found += _walk(child)
+        elif child.is_file():
+            found.append(child)
+    return found
 
 
 def ingest_file(
@@ -109,15 +120,17 @@ def ingest_file(
     report = FileReport(path=path, status="failed")
     started = time.monotonic()
     try:
-        if not path.is_file():
+        folder = folder_format(path) if path.is_dir() else None
+        if folder is None and not path.is_file():
             raise IngestError(path, "no such file", hint="check the path")
-        file_format = detect(path)  # before hashing starts: a file no format reads is not read whole
+        file_format = folder or detect(path)  # before hashing starts: a file no format reads is not read whole
         report.kind = file_format.kind
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256") as hashing:
-            sha256 = hashing.submit(store.file_sha256, path)  # hashed while the file is parsed
+            # hashed while the file is parsed (a format too big to hash whole names its own identity)
+            sha256 = hashing.submit(file_format.fingerprint or store.file_sha256, path)
             if progress is not None:
                 options = dataclasses.replace(options, on_progress=progress(path))
-            report.size_bytes = path.stat().st_size
+            report.size_bytes = path.stat().st_size if folder is None else 0
             if file_format.stream is None and not replace and store.is_ingested(db_path, sha256.result()):
                 raise _AlreadyIngested(sha256.result())
             parsed = (file_format.stream or file_format.parse)(path, options)

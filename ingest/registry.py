@@ -51,6 +51,11 @@ def registered_formats() -> tuple[Format, ...]:
     return tuple(sorted(found, key=lambda f: (f.precedence, f.kind)))
 
 
+def folder_format(folder: Path) -> Format | None:
+    """The format that reads ``folder`` as one source (a drafter checkpoint), or None."""
+    return next((f for f in registered_formats() if f.claims_folder is not None and f.claims_folder(folder)), None)
+
+
 def not_data_name(path: Path) -> str | None:
     """What the file's name says it is when that is a note, not data ("README", "Markdown", ...)."""
     name = path.name.lower()
@@ -61,6 +66,9 @@ def detect(path: Path) -> Format:
     """The format whose sniffer claims the file's first 64 KiB; raises ``UnrecognizedFormat``
     (``NotExperimentData`` when the file is plainly not data) when none does."""
     head = read_head(path)
+    for candidate in registered_formats():
+        if candidate.binary and candidate.sniff(head):
+            return candidate
     reject_binary(path, head)
     note = not_data_name(path)
     if not head.strip():

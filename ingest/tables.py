@@ -254,6 +254,143 @@ LOG_PROFILES = pa.schema(
     ]
 )
 
+# Acceptance in depth (migration 017; docs/acceptance.md is docs/metrics.md's "Acceptance" section).
+# Per-position acceptance as the engine reports it: ``rate`` = drafts with position ``position``
+# (1-based) accepted ÷ drafts, i.e. P(at least ``position`` drafts accepted) — vLLM's definition.
+ACCEPTANCE_POSITIONS = pa.schema(
+    [
+        ("segment", pa.int32()),
+        ("line_no", pa.int64()),
+        ("ts", TS),
+        ("engine_index", pa.int32()),
+        ("position", pa.int32()),
+        ("rate", pa.float64()),
+        ("drafts", pa.int64()),
+        ("origin", pa.string()),
+        ("extra", pa.string()),
+    ]
+)
+
+# One row per request whose response (or export record) carries spec-decode statistics.
+ACCEPTANCE_REQUESTS = pa.schema(
+    [
+        ("record_index", pa.int32()),
+        ("request_index", pa.int32()),
+        ("line_no", pa.int64()),
+        ("request_id", pa.string()),
+        ("engine", pa.string()),
+        ("origin", pa.string()),
+        ("dataset", pa.string()),
+        ("accept_length", pa.float64()),
+        ("accepted_drafts", pa.int64()),
+        ("draft_tokens", pa.int64()),
+        ("spec_steps", pa.int64()),
+        ("num_spec_tokens", pa.int32()),
+        ("accept_rate", pa.float64()),
+        ("histogram", pa.list_(pa.float64())),  # whole counts, stored as DOUBLE[] like other lists
+        ("input_tokens", pa.int64()),
+        ("output_tokens", pa.int64()),
+        ("extra", pa.string()),
+    ]
+)
+
+# Prometheus /metrics text: every sample of every snapshot, and the counters' deltas between
+# consecutive snapshots of one file (a gauge is never differenced).
+METRIC_SAMPLES = pa.schema(
+    [
+        ("snapshot", pa.int32()),
+        ("line_no", pa.int64()),
+        ("ts", TS),
+        ("metric", pa.string()),
+        ("family", pa.string()),
+        ("kind", pa.string()),
+        ("labels", pa.string()),
+        ("engine_index", pa.int32()),
+        ("position", pa.int32()),
+        ("value", pa.float64()),
+    ]
+)
+
+COUNTER_DELTAS = pa.schema(
+    [
+        ("window", pa.int32()),
+        ("line_no", pa.int64()),
+        ("metric", pa.string()),
+        ("labels", pa.string()),
+        ("engine_index", pa.int32()),
+        ("position", pa.int32()),
+        ("value_before", pa.float64()),
+        ("value_after", pa.float64()),
+        ("delta", pa.float64()),
+        ("reset", pa.bool_()),
+    ]
+)
+
+# One point of a batch-size / concurrency / drafter-config sweep (ingest/parsers/sweeps.py; migration 016).
+SWEEP_POINTS = pa.schema(
+    [
+        ("session_key", pa.int32()),
+        ("point_index", pa.int32()),
+        ("line_no", pa.int64()),
+        ("sweep", pa.string()),
+        ("model", pa.string()),
+        ("dataset", pa.string()),
+        ("variant", pa.string()),
+        ("is_baseline", pa.bool_()),
+        ("batch_size", pa.int64()),
+        ("concurrency", pa.int64()),
+        ("steps", pa.int32()),
+        ("topk", pa.int32()),
+        ("num_draft_tokens", pa.int32()),
+        ("accept_length", pa.float64()),
+        ("step_time_ms", pa.float64()),
+        ("throughput", pa.float64()),
+        ("throughput_kind", pa.string()),
+        ("simulated", pa.bool_()),
+        ("simulated_by", pa.string()),
+        ("extra", pa.string()),
+    ]
+)
+
+# An EAGLE-3 drafter checkpoint (eagle3_drafter): its config, and the verdicts on its vocabulary
+# mapping (ingest/drafter_checks.py); one row per drafter (migration 015).
+DRAFTERS = pa.schema(
+    [
+        ("path", pa.string()),
+        ("name", pa.string()),
+        ("architecture", pa.string()),
+        ("hidden_size", pa.int64()),
+        ("vocab_size", pa.int64()),
+        ("draft_vocab_size", pa.int64()),
+        ("mapping_form", pa.string()),
+        ("status", pa.string()),
+        ("headline", pa.string()),
+        ("verdicts", pa.string()),
+        ("config", pa.string()),
+        ("weights_files", pa.int32()),
+        ("tensors", pa.int32()),
+        ("has_d2t", pa.bool_()),
+        ("has_t2d", pa.bool_()),
+        ("bytes_read", pa.int64()),
+    ]
+)
+
+# A drafter's mapping as the engines load it: one row per draft id (draft id + d2t[draft id]).
+DRAFTER_VOCAB = pa.schema(
+    [
+        ("draft_id", pa.int32()),
+        ("target_id", pa.int64()),
+    ]
+)
+
+# What the target generated (token_counts), for a drafter's coverage: counts per target token id.
+TOKEN_COUNTS = pa.schema(
+    [
+        ("target_id", pa.int64()),
+        ("count", pa.int64()),
+    ]
+)
+
 SCHEMAS: dict[str, pa.Schema] = {
     "sessions": SESSIONS,
     "bench_runs": BENCH_RUNS,
@@ -266,6 +403,14 @@ SCHEMAS: dict[str, pa.Schema] = {
     "cycle_phase_times": CYCLE_PHASE_TIMES,
     "trace_kernels": TRACE_KERNELS,
     "trace_ranks": TRACE_RANKS,
+    "acceptance_positions": ACCEPTANCE_POSITIONS,
+    "acceptance_requests": ACCEPTANCE_REQUESTS,
+    "metric_samples": METRIC_SAMPLES,
+    "counter_deltas": COUNTER_DELTAS,
+    "sweep_points": SWEEP_POINTS,
+    "drafters": DRAFTERS,
+    "drafter_vocab": DRAFTER_VOCAB,
+    "token_counts": TOKEN_COUNTS,
 }
 
 

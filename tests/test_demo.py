@@ -38,7 +38,9 @@ def test_committed_demo_files_are_what_the_script_writes(tmp_path: Path) -> None
     written = load_make_demo().write_demo(tmp_path)
     # every committed file is one the script writes, and the other way round: no stale leftovers
     assert sorted(p.relative_to(tmp_path) for p in written) == sorted(p.relative_to(DEMO) for p in DEMO.rglob("*") if p.is_file())
-    assert len(written) == 22
+    # + make_demo_sweeps.py: bench_speculative.jsonl and its rerun per Phase 0 variant;
+    # + make_demo_acceptance.py: requests.jsonl of the three drafters that ran with speculation
+    assert len(written) == 22 + 6 + 3
     for path in written:
         committed = DEMO / path.relative_to(tmp_path)
         stale = f"{committed} is stale: run python data/make_demo.py"
@@ -79,14 +81,23 @@ def test_demo_logs_identify_their_variant(demo_db: Path) -> None:
 def test_every_phase_is_in_the_store_with_its_folder_labels(demo_db: Path) -> None:
     rows = query(demo_db, "SELECT phase, variant, kind, count(*) FROM sources GROUP BY ALL ORDER BY ALL")
     assert rows == [
-        ("phase-0", "baseline", "bench_json", 1), ("phase-0", "baseline", "kineto_trace", 2), ("phase-0", "baseline", "sglang_log", 1),
-        ("phase-0", "from-scratch", "bench_json", 1), ("phase-0", "from-scratch", "kineto_trace", 2), ("phase-0", "from-scratch", "sglang_log", 1),
-        ("phase-0", "k2-drafter", "bench_json", 1), ("phase-0", "k2-drafter", "kineto_trace", 2), ("phase-0", "k2-drafter", "sglang_log", 1),
+        # each Phase 0 folder also holds an illustrative bench_speculative.py sweep and its rerun (make_demo_sweeps.py)
+        ("phase-0", "baseline", "bench_json", 1), ("phase-0", "baseline", "bench_speculative_jsonl", 2),
+        ("phase-0", "baseline", "kineto_trace", 2), ("phase-0", "baseline", "sglang_log", 1),
+        ("phase-0", "from-scratch", "bench_json", 1), ("phase-0", "from-scratch", "bench_speculative_jsonl", 2),
+        ("phase-0", "from-scratch", "kineto_trace", 2), ("phase-0", "from-scratch", "sglang_log", 1),
+        ("phase-0", "from-scratch", "spec_request_json", 1),
+        ("phase-0", "k2-drafter", "bench_json", 1), ("phase-0", "k2-drafter", "bench_speculative_jsonl", 2),
+        ("phase-0", "k2-drafter", "kineto_trace", 2), ("phase-0", "k2-drafter", "sglang_log", 1),
+        ("phase-0", "k2-drafter", "spec_request_json", 1),
         # Phase 1 is what a bench_serving user keeps: no benchmark JSON
         ("phase-1", "baseline", "bench_serving_jsonl", 1), ("phase-1", "baseline", "sglang_log", 1),
         ("phase-1", "k2-drafter-ft", "bench_serving_jsonl", 1), ("phase-1", "k2-drafter-ft", "sglang_log", 1),
+        ("phase-1", "k2-drafter-ft", "spec_request_json", 1),
         ("phase-2", "baseline", "bench_json", 1), ("phase-2", "baseline", "sglang_log", 1),
         ("phase-2", "k2-drafter-ft", "bench_json", 1), ("phase-2", "k2-drafter-ft", "kineto_trace", 2), ("phase-2", "k2-drafter-ft", "sglang_log", 1),
+        # the two illustrative drafter checkpoints and the target's token counts (make_demo_drafters.py)
+        (None, None, "eagle3_drafter", 2), (None, None, "token_counts", 1),
     ]
 
 

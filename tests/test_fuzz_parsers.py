@@ -59,6 +59,13 @@ SEEDS: dict[str, Path] = {
     "sglang_eagle_bench_text": FIXTURES / "bench" / "sglang-eagle-gsm8k-mtbench-with-result-jsonl.txt",
     "vllm_log": FIXTURES / "logs" / "vllm-v1-eagle3-2025.log",
     "sglang_log": FIXTURES / "logs" / "sglang-eagle3-basic.log",
+    "bench_speculative_jsonl": FIXTURES / "sweeps" / "bench-speculative-output.jsonl",
+    "specforge_bench_json": FIXTURES / "sweeps" / "specforge-bench-eagle3-sweep.json",
+    "sweep_table_text": FIXTURES / "sweeps" / "user-sweep-table.md",
+    "spec_request_json": FIXTURES / "acceptance" / "vllm-responses-per-request-spec-metrics.jsonl",
+    "prometheus_text": FIXTURES / "acceptance" / "vllm-metrics-two-snapshots-dp2.prom",
+    "token_counts": FIXTURES / "drafters" / "token-counts.csv",
+    "eagle3_drafter": FIXTURES / "drafters" / "offsets-ok" / "model.safetensors",
 }
 FORMATS: dict[str, Format] = {file_format.kind: file_format for file_format in registered_formats()}
 SAMPLES: dict[str, bytes] = {kind: read_all(path) for kind, path in SEEDS.items()}

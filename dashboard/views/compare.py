@@ -5,18 +5,21 @@ import functools
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard import (
     analysis,
     charts,
     data,
     definitions,
+    drafter_ui,
     frames,
     queries,
     report,
     sampling,
     ui,
 )
+from dashboard.definitions import ACCEPT, COUNT, PERCENT, TOK_S
 from dashboard.state import RUN, SESSION, Keys, carried_params
 
 st.title("Compare variants")
@@ -61,24 +64,42 @@ if not has_baseline:
             "significance and break-even.")
 
 # --- headline -----------------------------------------------------------------------------------
-for card, (_, row) in zip(st.columns(len(comparison)), comparison.iterrows(), strict=True):
+def cards_per_row(labels: list[str]) -> int:
+    """As many cards side by side as keep the longest variant name readable at 1280 px."""
+    longest = max((len(label) for label in labels), default=0)
+    return 4 if longest <= 20 else 3 if longest <= 32 else 2
+
+
+def card_slots(count: int, per_row: int) -> list[DeltaGenerator]:
+    slots: list[DeltaGenerator] = []
+    for start in range(0, count, per_row):
+        slots += st.columns(per_row)[: min(per_row, count - start)]
+    return slots
+
+
+card_labels = [f"{v}{' (baseline)' if b else ''}" for v, b in zip(comparison["variant"], comparison["is_baseline"], strict=True)]
+for card, label, (_, row) in zip(card_slots(len(comparison), cards_per_row(card_labels)), card_labels, comparison.iterrows(),
+                                 strict=True):
     delta = None
     if has_baseline and not row["is_baseline"]:
-        delta = f"{row['delta']:+.1f} tok/s ({row['delta_pct']:+.1f}%) · {row['verdict']}"
+        delta = f"{TOK_S.text(row['delta'], signed=True)} ({PERCENT.text(row['delta_pct'], signed=True)}) · {row['verdict']}"
     card.metric(
-        label=f"{row['variant']}{' (baseline)' if row['is_baseline'] else ''}",
-        value=f"{row['headline']:.1f} tok/s",
+        label=label,
+        value=TOK_S.text(row["headline"]),
         delta=delta,
         delta_color="off" if row.get("verdict") in ("within noise", "too few runs to tell") else "normal",
         help=f"{row['basis']}: {metric_label if row['sample_unit'] == 'runs' else 'mean'} over {row['runs']} "
              f"{row['sample_unit']}. Δ: {definitions.DELTA}",
     )
-    notes = [f"mean of runs {row['mean_of_runs']:.2f}, 95% CI {ui.fmt_ci(row['ci_low'], row['ci_high'], 1)} · n = {row['runs']}"
-             if row["sample_unit"] == "runs" else
-             f"{row['basis']} · mean {row['mean_of_runs']:.1f}, 95% CI {ui.fmt_ci(row['ci_low'], row['ci_high'], 1)} "
-             f"· n = {row['runs']} {row['sample_unit']}"]
+    unit = str(row["sample_unit"])
+    ci = TOK_S.interval(row["ci_low"], row["ci_high"], unit=False)
+    ci = f"n/a (fewer than 2 {unit})" if ci == definitions.EMPTY else ci
+    counted = unit[:-1] if row["runs"] == 1 and unit.endswith("s") else unit  # "1 record", "4 log lines"
+    notes = [f"mean of runs {TOK_S.number(row['mean_of_runs'])}, 95% CI {ci} · n = {row['runs']}"
+             if unit == "runs" else
+             f"{row['basis']} · mean {TOK_S.number(row['mean_of_runs'])}, 95% CI {ci} · n = {row['runs']} {counted}"]
     if row["tokens_per_step"] is not None and pd.notna(row["tokens_per_step"]):
-        notes.append(f"accept length {row['tokens_per_step']:.2f} tokens/step = {row['accepted_drafts_per_step']:.2f} "
+        notes.append(f"accept length {ACCEPT.text(row['tokens_per_step'])} = {ACCEPT.number(row['accepted_drafts_per_step'])} "
                      f"accepted drafts/step ({row['accept_basis']})")
     if row["short_runs"]:
         notes.append(f":orange[⚠ {row['short_runs']} short run(s)]")
@@ -111,15 +132,16 @@ if picked_rows:
     chosen = comparison.iloc[picked_rows[0]]
     if chosen["session_ids"]:
         open_run(chosen["session_ids"][-1])
-ui.export_buttons(shown, "compare-variants")
+ui.export_buttons(frames.comparison_export(comparison, not_like_for_like), "compare-variants")
 if without_throughput:
-    st.caption(f"No throughput for {', '.join(without_throughput)}: only profiler traces (see **Breakdown**).")
+    st.caption(f"No throughput for {', '.join(without_throughput)}: no benchmark runs, bench records or server-log "
+               "gen throughput lines (profiler traces are on **Breakdown**).")
 sources = queries.variant_sources(selection.phases, selection.variants)
 with st.expander(f"Throughput sources ({len(sources)}) — every figure of every variant, side by side",
                  expanded=bool((sources["basis_rank"] > 1).any())):
-    st.dataframe(frames.sources_table(sources, summary), hide_index=True, width="stretch")
+    ui.table(frames.sources_table(sources, summary), lines=2)
     st.caption(definitions.HEADLINE_ORDER)
-    ui.export_buttons(sources, "throughput-sources")
+    ui.export_buttons(frames.sources_export(sources), "throughput-sources")
 if accept.empty:
     st.caption("No accept length: no server log is linked to these sessions. Ingest each variant's server log with the "
                "same `--phase`/`--variant` (or in the same `specdash ingest` call as its benchmark).")
@@ -132,6 +154,9 @@ for variant, stopped in short.groupby("variant", sort=False):  # one line per va
                   for r in stopped.head(SHORT_RUNS_LISTED).itertuples()]
     more = f" and {len(stopped) - SHORT_RUNS_LISTED} more" if len(stopped) > SHORT_RUNS_LISTED else ""
     st.warning(f"⚠ {variant}: {len(stopped)} run(s) stopped early — {'; '.join(shown_runs)}{more}. Short runs skew tok/s.")
+
+# --- the drafter each variant was served with (issue #20) ----------------------------------------
+drafter_ui.variant_drafters(configs)
 
 # --- comparability ------------------------------------------------------------------------------
 blocking = [f for f in findings if not f["like_for_like"]]
@@ -155,26 +180,26 @@ with st.expander(f"Comparability check: {verdict}", expanded=bool(blocking) or (
         st.success("Same model, version, parallelism, CUDA graph, max_tokens and prompt lengths as the baseline "
                    "(only the drafter and its speculation settings differ).")
     if findings:
-        st.dataframe(frames.findings_table(findings), hide_index=True, width="stretch")
+        ui.table(frames.findings_table(findings), lines=2)
         ui.export_buttons(frames.findings_table(findings), "comparability")
     between = analysis.drafter_differences(configs, baseline)
     if not between.empty:
         st.caption("Speculation settings that differ between the drafters (matters when comparing drafters with each other):")
-        st.dataframe(between, hide_index=True, width="stretch")
+        ui.table(frames.drafter_table(between))
     st.caption(definitions.LIKE_FOR_LIKE + " Per-run config diffs with a diff-only toggle are on the Run page.")
 
 # --- runs: click one to open it -----------------------------------------------------------------
 RUNS_TABLE_SHOWN_UP_TO = 5000  # beyond, the table waits for a click: the browser takes a second per 50,000 rows
 with st.expander(f"Measured runs ({int((~runs['is_warmup']).sum())}) — click one to open it"):
     measured = runs[~runs["is_warmup"]].reset_index(drop=True)
-    if len(measured) <= RUNS_TABLE_SHOWN_UP_TO or st.toggle(
-        f"Show all {len(measured):,} runs", key=Keys.compare_all_runs,
+    if measured.empty:
+        st.caption("No benchmark runs: these variants' throughput comes from bench records or server-log lines "
+                   "(see Throughput sources).")
+    elif len(measured) <= RUNS_TABLE_SHOWN_UP_TO or st.toggle(
+        f"Show all {COUNT.text(len(measured))} runs", key=Keys.compare_all_runs,
         help="A long table; the chart's points open their runs too, and the downloads below hold every run.",
     ):
-        runs_event = st.dataframe(
-            measured.drop(columns=["is_warmup"]), hide_index=True, width="stretch", key=Keys.compare_runs,
-            on_select="rerun", selection_mode="single-row",
-        )
+        runs_event = ui.table(frames.measured_runs_table(measured), key=Keys.compare_runs)
         run_rows = ui.selected(runs_event, "rows")
         if run_rows:
             picked_run = measured.iloc[run_rows[0]]
@@ -184,7 +209,7 @@ with st.expander(f"Measured runs ({int((~runs['is_warmup']).sum())}) — click o
 # --- share --------------------------------------------------------------------------------------
 st.subheader("Share")
 link = ui.app_url("compare", carried_params())
-selection_text = f"{', '.join(selection.variants)} · {', '.join(selection.phases) or 'all phases'} · baseline {baseline or 'none'}"
+selection_text = f"{', '.join(selection.variants)} · {', '.join(selection.phases) or 'all phases'} · baseline: {baseline or 'none'}"
 left, right = st.columns([1, 3])
 with left:
     # Built when downloaded, from its arguments only: a callable defined in this page would keep all of

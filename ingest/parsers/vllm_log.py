@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ingest import accept
-from ingest.errors import UnrecognizedFormat
+from ingest.errors import MalformedInput, UnrecognizedFormat
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.parsers import log_lines, pyrepr
@@ -231,6 +231,7 @@ class _Reader:
         self.segment = 0
         self.stats_in_segment = False
         self.spec_tokens: int | None = None  # k of the current segment
+        self.positions: list[dict[str, Any]] = []  # acceptance_positions rows (migration 017)
 
     def result(self) -> ParsedSource:
         stamps = _Stamps(self.year)
@@ -266,6 +267,8 @@ class _Reader:
                 "server_configs": table_from_rows("server_configs", self.configs),
                 "decode_stats": table_from_rows("decode_stats", self.rows),
                 "prefill_stats": table_from_rows("prefill_stats", []),
+                # only when the log prints per-position rates (migration 017)
+                **({"acceptance_positions": table_from_rows("acceptance_positions", self.positions)} if self.positions else {}),
             },
             skipped=+self.skipped,
             warnings=self.warnings,
@@ -282,6 +285,7 @@ class _Reader:
         row = self._row(line, ts, values, extra)
         row.update(derive_accept(row.get("accept_len_raw"), extra, k))
         self.rows.append(row)
+        self.positions += position_rows(self.scan.path, self.segment, line.line_no, ts, extra, k)
 
     def _engine_row(self, line: _Line, ts: datetime | None) -> None:
         values, extra = read_pairs(line.match["payload"])
@@ -378,6 +382,37 @@ def _first(extra: dict[str, Any], names: tuple[str, ...]) -> Any:
             if key in extra:
                 return extra[key]
     return None
+
+
+POSITION_KEY = "Per-position acceptance rate"
+POSITION_ORIGIN = "vLLM SpecDecoding metrics line"
+
+
+def position_rows(
+    path: Path, segment: int, line_no: int, ts: datetime | None, extra: dict[str, Any], k: int | None
+) -> list[dict[str, Any]]:
+    """The line's ``Per-position acceptance rate`` list as ``acceptance_positions`` rows (1-based positions).
+
+    vLLM prints accepted-at-position ÷ drafts as fractions (vllm/v1/spec_decode/metrics.py,
+    ``SpecDecodingLogging.log``), so a value above 1 is no such rate: the file is refused, naming the line.
+    The interval's draft count (drafted tokens ÷ k) weights the line when intervals are pooled.
+    """
+    rates = extra.get(POSITION_KEY)
+    if not rates:
+        return []
+    bad = [rate for rate in rates if not 0.0 <= rate <= 1.0]
+    if bad:
+        raise MalformedInput(
+            path, f"per-position acceptance rate {bad[0]} is not a fraction between 0 and 1", line=line_no,
+            key=POSITION_KEY, hint="vLLM prints these as fractions (0.600, 0.385, ...); percentages belong elsewhere",
+        )
+    drafted = _first(extra, DRAFTED)
+    drafts = int(drafted // k) if drafted is not None and k else None
+    return [
+        {"segment": segment, "line_no": line_no, "ts": ts, "position": index, "rate": float(rate),
+         "drafts": drafts, "origin": POSITION_ORIGIN, "engine_index": extra.get("engine_index")}
+        for index, rate in enumerate(rates, start=1)
+    ]
 
 
 def derive_accept(mean_acceptance_length: float | None, extra: dict[str, Any], k: int | None) -> dict[str, Any]:

@@ -705,7 +705,7 @@ def disorder_cases(rng: random.Random) -> Iterator[Case]:
     mixed = [lines[0]] + [x for pair in zip(stats, vllm_lines()) for x in pair]
     yield Case("log-sglang-then-vllm-lines.log", text(mixed),
                partial("vllm_log", "SGLang and vLLM lines alternating: read as vLLM (checked first); the SGLang lines are "
-                       "counted and named in a warning", rows=8, skipped={"other log line": len(stats)},
+                       "counted and named in a warning", rows=8 + 9, skipped={"other log line": len(stats)},
                        warning=f":1: {len(stats) + 1} SGLang stats or server_args lines in a file read as a vLLM log"))
     vllm_first = vllm_lines() + lines
     yield Case("log-vllm-then-sglang-lines.log", text(vllm_first),
@@ -831,7 +831,7 @@ def limits_cases() -> Iterator[Case]:
     vllm[engine] = vllm[engine].replace("Running: 1 reqs", "Running: 1e400 reqs")
     vllm[1] = vllm[1].replace("num_spec_tokens=3", "num_spec_tokens=True")
     yield Case("limit-vllm-running-1e400.log", text(vllm),
-               partial("vllm_log", "a vLLM engine line with 'Running: 1e400 reqs' and num_spec_tokens=True", rows=8,
+               partial("vllm_log", "a vLLM engine line with 'Running: 1e400 reqs' and num_spec_tokens=True", rows=8 + 12,  # + acceptance_positions
                        skipped={"malformed engine line": 1}, warning=f":{engine + 1}: 'Running': '1e400 reqs' is not a whole number"))
     many = sglang_lines()[:2] + [line for line in sglang_lines()[2:] if "Decode" in line][:1] * 300
     yield Case("limit-sglang-300-identical-lines.log", text(many), partial("sglang_log", "one decode line repeated 300 times", rows=1 + 300))

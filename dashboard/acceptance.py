@@ -1,0 +1,378 @@
+"""Why acceptance is what it is: per draft position, per request, per dataset (UI-free; issue #19).
+
+Readers of migration 017's views and the figures the Acceptance page shows. Every per-position source
+reduces to one curve, the **survival** S(k) = P(at least k drafts accepted in a step): vLLM's
+per-position rates are exactly that (accepted-at-position ÷ drafts), and a per-request histogram h
+(steps with i drafts accepted) gives S(k) = Σ_{i≥k} h[i] ÷ Σ h. From it, the **conditional** rate
+c(k) = S(k) ÷ S(k−1) (S(0) = 1) — the one to compare across configs, since the mean rate
+(accepted ÷ drafted) shrinks as more tokens are drafted — and the accept length τ = 1 + Σ S(k)
+(bonus-inclusive). docs/metrics.md, "Acceptance in depth", states each engine's definition.
+
+Pooling: windows and requests are pooled by their weight (drafts, verify steps), never averaged per
+line; the spread shown beside a pooled value is the p10–p90 of the per-window or per-request values.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dashboard import stats
+from dashboard.data import frame, reader, relations
+
+ACCEPTANCE_VIEWS = frozenset({"acceptance_position_rates", "acceptance_request_rows", "acceptance_datasets",
+                              "acceptance_metric_windows"})
+REQUEST_ORIGIN = "per-request histograms"
+SPREAD = (0.10, 0.90)
+
+
+# --- readers ------------------------------------------------------------------------------------
+
+def _has_views(db_path: str | Path) -> bool:
+    with reader(db_path) as con:
+        return ACCEPTANCE_VIEWS <= relations(con)
+
+
+def position_rates(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+    """Every per-position rate with its variant, origin and scope (view ``acceptance_position_rates``)."""
+    columns = ["variant", "phase", "source_id", "origin", "scope", "window", "ts", "engine_index", "position", "rate", "drafts"]
+    if not _has_views(db_path):
+        return pd.DataFrame(columns=columns)
+    return frame(db_path, f"""
+        SELECT {', '.join(f'"{c}"' for c in columns)} FROM acceptance_position_rates
+        WHERE len($variants) = 0 OR list_contains($variants, variant)
+        ORDER BY variant, origin, source_id, "window", position""", {"variants": list(variant_list)})
+
+
+def request_rows(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+    """Per-request rows with their variant (view ``acceptance_request_rows``)."""
+    columns = ["variant", "phase", "path", "source_id", "record_index", "request_index", "line_no", "request_id",
+               "engine", "origin", "dataset", "accept_length", "accepted_drafts", "draft_tokens", "spec_steps",
+               "num_spec_tokens", "accept_rate", "histogram", "input_tokens", "output_tokens"]
+    if not _has_views(db_path):
+        return pd.DataFrame(columns=columns)
+    return frame(db_path, f"""
+        SELECT {', '.join(f'"{c}"' for c in columns)} FROM acceptance_request_rows
+        WHERE len($variants) = 0 OR list_contains($variants, variant)
+        ORDER BY variant, source_id, record_index, request_index""", {"variants": list(variant_list)})
+
+
+def dataset_rows(db_path: str | Path) -> pd.DataFrame:
+    """Accept length per (dataset, variant, source) from benchmark records and per-request rows."""
+    columns = ["variant", "phase", "dataset", "source_id", "origin", "scope", "accept_length", "output_throughput",
+               "requests", "records"]
+    if not _has_views(db_path):
+        return pd.DataFrame(columns=columns)
+    own = frame(db_path, f"SELECT {', '.join(columns)} FROM acceptance_datasets ORDER BY dataset, variant")
+    with reader(db_path) as con:
+        has_sweeps = "sweep_points" in relations(con)
+    if not has_sweeps:
+        return own
+    sweeps = frame(db_path, SWEEP_DATASETS)
+    return pd.concat([own, sweeps], ignore_index=True) if not sweeps.empty else own
+
+
+# The sweeps' per-benchmark accept length (migration 016, SpecForge bench_eagle3 / SpecBundle files, owned by
+# ingest/parsers/sweeps.py): per sweep, variant and dataset, the mean over the drafter configs measured at the
+# smallest batch size (acceptance does not depend on the batch; configs do change it, so the count is named).
+SWEEP_DATASETS = """
+    WITH points AS (
+        SELECT *, min(coalesce(batch_size, concurrency, 1)) OVER (PARTITION BY source_id, sweep, variant, dataset) AS smallest
+        FROM sweep_points
+        WHERE dataset IS NOT NULL AND accept_length IS NOT NULL AND NOT simulated AND NOT is_baseline
+    )
+    SELECT variant, phase, dataset, source_id,
+           'sweep file: mean of ' || count(*) || ' config(s) at batch ' || any_value(smallest) AS origin, 'run' AS scope,
+           avg(accept_length) AS accept_length, avg(throughput) AS output_throughput, CAST(NULL AS BIGINT) AS requests,
+           count(*) AS records
+    FROM points WHERE coalesce(batch_size, concurrency, 1) = smallest
+    GROUP BY variant, phase, dataset, source_id
+"""
+
+
+def metric_windows(db_path: str | Path) -> pd.DataFrame:
+    """Accept length per Prometheus window: counter deltas, counters since start, exported gauges."""
+    columns = ["variant", "phase", "source_id", "scope", "window", "reset", "engines", "drafts", "draft_tokens",
+               "accepted", "accept_length", "accept_rate"]
+    if not _has_views(db_path):
+        return pd.DataFrame(columns=columns)
+    return frame(db_path, METRIC_WINDOWS)
+
+
+METRIC_WINDOWS = """
+    SELECT variant, phase, source_id, scope, "window", reset, engines, drafts, draft_tokens, accepted, accept_length, accept_rate
+    FROM acceptance_metric_windows ORDER BY variant, source_id, "window"
+"""
+
+
+def source_paths(db_path: str | Path, source_ids: Sequence[str]) -> dict[str, str]:
+    """File path per source id (for "where this number comes from")."""
+    if not source_ids:
+        return {}
+    rows = frame(db_path, "SELECT source_id, path FROM sources WHERE list_contains($ids, source_id)", {"ids": list(source_ids)})
+    return dict(zip(rows["source_id"], rows["path"], strict=True))
+
+
+def trace_cycle_parts(db_path: str | Path) -> pd.DataFrame:
+    """Median draft, verify and draft-extend time per speculative cycle and per baseline step, per variant (traces)."""
+    columns = ["variant", "cycle_kind", "draft_ms", "verify_ms", "draft_extend_ms", "cycle_ms", "cycles"]
+    with reader(db_path) as con:
+        if "cycle_totals" not in relations(con):
+            return pd.DataFrame(columns=columns)
+        return con.execute("""
+            SELECT variant, cycle_kind, median(draft_ms) AS draft_ms, median(verify_ms) AS verify_ms,
+                   median(draft_extend_ms) AS draft_extend_ms, median(cycle_ms) AS cycle_ms, count(*) AS cycles
+            FROM cycle_totals GROUP BY variant, cycle_kind ORDER BY variant, cycle_kind""").df()
+
+
+# --- per position -------------------------------------------------------------------------------
+
+def survival_from_histogram(histogram: Sequence[int]) -> list[float]:
+    """S(k) for k = 1..len−1 from steps-with-i-accepted counts."""
+    counts = np.asarray(list(histogram), dtype=float)
+    total = counts.sum()
+    if total <= 0 or len(counts) < 2:
+        return []
+    tail = np.cumsum(counts[::-1])[::-1]  # tail[k] = Σ_{i≥k} h[i]
+    return [float(x) for x in tail[1:] / total]
+
+
+def conditional(survival: Sequence[float]) -> list[float | None]:
+    """c(k) = S(k) ÷ S(k−1), S(0) = 1; undefined (None) where S(k−1) is 0."""
+    out: list[float | None] = []
+    previous = 1.0
+    for value in survival:
+        out.append(value / previous if previous > 0 else None)
+        previous = value
+    return out
+
+
+def position_samples(rates: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+    """One row per (sample, position): a log window, a run, a snapshot delta, or one request's histogram."""
+    columns = ["variant", "origin", "scope", "sample", "source_id", "position", "survival", "weight"]
+    parts = []
+    if not rates.empty:
+        r = rates.copy()
+        # windows of one file and engine are one sample each; DP engines of one window are pooled first
+        r["weight"] = pd.to_numeric(r["drafts"], errors="coerce")
+        r["sample"] = r["source_id"].astype(str) + " · " + r["window"].astype(str)
+        r["w"] = r["weight"].fillna(1.0)
+        r["rw"] = r["rate"] * r["w"]
+        grouped = r.groupby(["variant", "origin", "scope", "sample", "source_id", "position"], as_index=False).agg(
+            rw=("rw", "sum"), w=("w", "sum"), weight=("weight", "sum"))
+        grouped["survival"] = grouped["rw"] / grouped["w"]
+        grouped["weight"] = grouped["weight"].where(grouped["weight"] > 0)
+        parts.append(grouped[columns])
+    if not requests.empty:
+        rows = []
+        for _, row in requests.iterrows():
+            hist = row["histogram"]
+            if hist is None or (isinstance(hist, float) and np.isnan(hist)):
+                continue
+            hist = list(hist)
+            for position, value in enumerate(survival_from_histogram(hist), start=1):
+                rows.append({"variant": row["variant"], "origin": REQUEST_ORIGIN, "scope": "requests",
+                             "sample": f"{row['source_id']} · request {row['record_index']}.{row['request_index']}",
+                             "source_id": row["source_id"], "position": position, "survival": value,
+                             "weight": float(sum(hist))})
+        if rows:
+            parts.append(pd.DataFrame(rows, columns=columns))
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(parts, ignore_index=True)
+
+
+def position_curves(samples: pd.DataFrame) -> pd.DataFrame:
+    """Per (variant, origin): pooled S(k), c(k), the p10–p90 spread of S(k) across samples, and τ = 1 + Σ S(k)."""
+    columns = ["variant", "origin", "scope", "position", "survival", "conditional", "low", "high", "samples",
+               "weight", "accept_length", "sources"]
+    if samples.empty:
+        return pd.DataFrame(columns=columns)
+    out = []
+    for (variant, origin), group in samples.groupby(["variant", "origin"], sort=True):
+        positions = []
+        for position, at in group.groupby("position", sort=True):
+            w = at["weight"].fillna(1.0)
+            positions.append({
+                "position": int(position), "survival": float((at["survival"] * w).sum() / w.sum()),
+                "low": float(at["survival"].quantile(SPREAD[0])) if len(at) > 1 else None,
+                "high": float(at["survival"].quantile(SPREAD[1])) if len(at) > 1 else None,
+                "samples": int(len(at)), "weight": float(at["weight"].sum()) if at["weight"].notna().any() else None,
+            })
+        curve = pd.DataFrame(positions)
+        curve["conditional"] = conditional(curve["survival"].tolist())
+        curve["accept_length"] = 1.0 + curve["survival"].sum()
+        curve["variant"], curve["origin"] = variant, origin
+        curve["scope"] = ", ".join(sorted(set(group["scope"])))
+        curve["sources"] = ", ".join(sorted(set(group["source_id"])))
+        out.append(curve)
+    return pd.concat(out, ignore_index=True)[columns]
+
+
+def first_below(curve: pd.DataFrame, threshold: float) -> int | None:
+    """The first draft position whose conditional rate falls below ``threshold`` (None: none does)."""
+    below = curve[pd.to_numeric(curve["conditional"], errors="coerce") < threshold]
+    return int(below["position"].min()) if not below.empty else None
+
+
+# --- how many steps to draft ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ModelInput:
+    name: str
+    value: float
+    unit: str
+    origin: str  # "measured: …" or "assumed: …"
+
+    @property
+    def measured(self) -> bool:
+        return self.origin.startswith("measured")
+
+
+def steps_model(survival: Sequence[float], draft_step_ms: float, verify_ms: float, baseline_step_ms: float,
+                verify_per_token_ms: float = 0.0) -> pd.DataFrame:
+    """For N = 1..len(survival) drafted tokens: τ(N) = 1 + Σ_{k≤N} S(k), cycle(N), speedup = τ(N)·step ÷ cycle(N).
+
+    cycle(N) = N·draft step + verify + N·verify per extra token. Drafting fewer tokens than measured keeps the
+    first N positions' S(k) (a chain drafter's position k does not depend on how many follow it).
+    """
+    rows = []
+    tau = 1.0
+    for n, value in enumerate(survival, start=1):
+        tau += float(value)
+        cycle = n * draft_step_ms + verify_ms + n * verify_per_token_ms
+        rows.append({"steps": n, "tokens_per_cycle": tau, "cycle_ms": cycle,
+                     "speedup": tau * baseline_step_ms / cycle if cycle > 0 else None})
+    table = pd.DataFrame(rows, columns=["steps", "tokens_per_cycle", "cycle_ms", "speedup"])
+    table["best"] = False
+    if not table.empty and table["speedup"].notna().any():
+        table.loc[table["speedup"].astype(float).idxmax(), "best"] = True
+    return table
+
+
+def model_inputs(parts: pd.DataFrame, variant: str, drafted: int, baseline: str | None) -> list[ModelInput]:
+    """The cycle model's inputs: from this variant's and the baseline's profiler traces where they exist, else assumed.
+
+    Assumed values are the seed story's (DOMAIN.md §1, §2): 12.2 ms a baseline step (82 tok/s), a 29.1 ms verify
+    (its NCCL all-reduce), 0.7 ms a draft step; the page lets the user change each.
+    """
+    spec = parts[(parts["variant"] == variant) & (parts["cycle_kind"] == "speculative")]
+    base = parts[(parts["cycle_kind"] == "decode") & ((parts["variant"] == baseline) if baseline else True)]
+    inputs = []
+    if not base.empty:
+        inputs.append(ModelInput("baseline step", float(base["cycle_ms"].median()), "ms",
+                                 f"measured: profiler traces of {', '.join(sorted(set(base['variant'])))}"))
+    else:
+        inputs.append(ModelInput("baseline step", 12.2, "ms", "assumed: 1 ÷ 82 tok/s (the seed's baseline)"))
+    if not spec.empty and drafted > 0 and float(spec["draft_ms"].iloc[0]) > 0:
+        inputs.append(ModelInput("draft step", float(spec["draft_ms"].iloc[0]) / drafted, "ms",
+                                 f"measured: {variant}'s traces, draft time ÷ {drafted} positions"))
+    else:
+        inputs.append(ModelInput("draft step", 0.7, "ms", "assumed: a small drafter forward"))
+    if not spec.empty and float(spec["verify_ms"].iloc[0]) > 0:
+        fixed = float(spec["verify_ms"].iloc[0]) + float(spec["draft_extend_ms"].iloc[0] or 0.0)
+        inputs.append(ModelInput("verify + draft-extend", fixed, "ms", f"measured: {variant}'s traces (median cycle)"))
+    else:
+        inputs.append(ModelInput("verify + draft-extend", 29.1, "ms", "assumed: the seed's verify (NCCL all-reduce bound)"))
+    inputs.append(ModelInput("verify per extra token", 0.0, "ms", "assumed: verify cost does not grow with N at batch 1"))
+    return inputs
+
+
+# --- per request --------------------------------------------------------------------------------
+
+def request_distribution(requests: pd.DataFrame) -> pd.DataFrame:
+    """Per variant: requests, p10/p50/p90 and mean of the per-request accept length with a 95% CI, and the pooled value."""
+    columns = ["variant", "requests", "p10", "p50", "p90", "mean", "ci_low", "ci_high", "pooled", "origins"]
+    values = requests.dropna(subset=["accept_length"]) if not requests.empty else requests
+    if values.empty:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for variant, group in values.groupby("variant", sort=True):
+        lengths = group["accept_length"].astype(float)
+        ci = stats.mean_ci(lengths.tolist()) if len(lengths) > 1 else None
+        steps = pd.to_numeric(group["spec_steps"], errors="coerce")
+        pooled = float((lengths * steps).sum() / steps.sum()) if steps.notna().all() and steps.sum() > 0 else None
+        rows.append({"variant": variant, "requests": len(group), "p10": lengths.quantile(0.1),
+                     "p50": lengths.quantile(0.5), "p90": lengths.quantile(0.9), "mean": lengths.mean(),
+                     "ci_low": ci.low if ci else None, "ci_high": ci.high if ci else None, "pooled": pooled,
+                     "origins": ", ".join(sorted(set(group["origin"])))})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def worst_requests(requests: pd.DataFrame, count: int = 10) -> pd.DataFrame:
+    """The lowest-acceptance requests, with what identifies them."""
+    columns = ["variant", "accept_length", "request_id", "dataset", "input_tokens", "output_tokens", "spec_steps",
+               "path", "line_no"]
+    if requests.empty:
+        return pd.DataFrame(columns=columns)
+    return requests.dropna(subset=["accept_length"]).nsmallest(count, "accept_length")[columns].reset_index(drop=True)
+
+
+# --- per dataset --------------------------------------------------------------------------------
+
+def dataset_matrix(rows: pd.DataFrame, reference: str | None) -> pd.DataFrame:
+    """Datasets × variants: accept length (weighted over records by requests), throughput, Δ accept length vs ``reference``."""
+    columns = ["dataset", "variant", "accept_length", "output_throughput", "records", "origins", "scope", "delta"]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    r = rows.copy()
+    r["w"] = pd.to_numeric(r["requests"], errors="coerce").fillna(1.0).clip(lower=1.0)
+    r["aw"] = r["accept_length"] * r["w"]
+    r["tw"] = r["output_throughput"] * r["w"]
+    r["tw_w"] = r["w"].where(r["output_throughput"].notna())
+    grouped = r.groupby(["dataset", "variant"], as_index=False).agg(
+        aw=("aw", "sum"), w=("w", "sum"), tw=("tw", "sum"), tw_w=("tw_w", "sum"), records=("records", "sum"),
+        origins=("origin", lambda s: ", ".join(sorted(set(s)))), scope=("scope", lambda s: ", ".join(sorted(set(s)))))
+    grouped["accept_length"] = grouped["aw"] / grouped["w"]
+    grouped["output_throughput"] = (grouped["tw"] / grouped["tw_w"]).where(grouped["tw_w"] > 0)
+    grouped["delta"] = None
+    if reference is not None:
+        ref = grouped[grouped["variant"] == reference].set_index("dataset")["accept_length"]
+        grouped["delta"] = [a - ref[d] if d in ref.index and v != reference else None
+                            for d, v, a in zip(grouped["dataset"], grouped["variant"], grouped["accept_length"], strict=True)]
+    return grouped[columns]
+
+
+def mixed_sources(curves: pd.DataFrame, distribution: pd.DataFrame) -> list[str]:
+    """Sentences naming what is not like-for-like in what the page compares (different origins or scopes)."""
+    notes = []
+    if not curves.empty:
+        origins = curves.groupby("variant")["origin"].nunique()
+        several = sorted(origins[origins > 1].index)
+        if several:
+            notes.append(f"{', '.join(several)}: per-position figures from more than one kind of source — compare within one source.")
+        if curves["origin"].nunique() > 1:
+            notes.append("Variants' per-position curves come from different sources ("
+                         + ", ".join(sorted(set(curves["origin"]))) + "): logs pool intervals, histograms pool requests.")
+    if not distribution.empty and distribution["origins"].nunique() > 1:
+        notes.append("Per-request figures come from different engines' fields (" + "; ".join(sorted(set(distribution["origins"])))
+                     + "): SGLang's accept length is completion tokens ÷ verify steps, vLLM's 1 + accepted ÷ steps.")
+    return notes
+
+
+# --- definitions shown on hover (docs/metrics.md, "Acceptance in depth") ------------------------------
+
+SURVIVAL = ("P(≥ k accepted) = share of draft steps whose first k draft tokens were all accepted. vLLM prints "
+            "exactly this as its per-position acceptance rate (accepted at position k ÷ drafts); from a per-request "
+            "histogram it is Σ_{i≥k} steps with i accepted ÷ all steps. Summed over k, plus 1, it is the accept length.")
+CONDITIONAL = ("P(k | k−1) = P(≥ k accepted) ÷ P(≥ k−1 accepted): the chance the k-th draft survives given the ones "
+               "before it did. Unlike the mean rate (accepted ÷ drafted), it does not shrink when more tokens are drafted.")
+ACCEPT_LENGTH = ("Accept length = tokens emitted per verify step, bonus token included (1 + accepted drafts per step). "
+                 "SGLang per request: completion tokens ÷ spec_verify_ct; vLLM: 1 + accepted ÷ steps (or ÷ drafts).")
+MEAN_RATE = "Mean acceptance rate = accepted draft tokens ÷ drafted tokens (a fraction; vLLM's logs print it in percent)."
+SPREAD_TEXT = "p10–p90 = the spread of the per-window (log interval, snapshot delta) or per-request values around the pooled one."
+POOLED = ("Pooled = weighted by drafts (log intervals, counter deltas) or verify steps (requests), never averaged per line "
+          "or request.")
+SCOPES = {
+    "window": "per window: one log interval or one pair of /metrics snapshots",
+    "run": "per run: one benchmark run's summary",
+    "lifetime": "lifetime: counters since the server started (includes warm-up and earlier traffic)",
+    "requests": "per request: pooled over the requests' own statistics",
+    "server lifetime": "server lifetime: bench_serving's accept_length is the server's average since start",
+}
+MODEL = ("Cycle model: τ(N) = 1 + Σ_{k≤N} P(≥ k accepted); cycle(N) = N × draft step + verify + draft-extend "
+         "(+ N × verify per extra token); speedup S = τ(N) × baseline step ÷ cycle(N). An estimate: measured inputs "
+         "come from profiler traces, the rest are assumptions you can change.")

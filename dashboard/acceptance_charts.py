@@ -1,0 +1,129 @@
+"""Plotly builders of the Acceptance page: DataFrame in, Figure out (no Streamlit, no SQL)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dashboard.definitions import ACCEPT, MS, RATIO, SHARE
+
+# The same colours, in the same order, as dashboard/charts.py gives variants.
+PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]
+DASHES = ["solid", "dot", "dash", "longdash", "dashdot"]
+THRESHOLD_COLOR = "#C62828"
+
+
+def colors(variants: Sequence[str]) -> dict[str, str]:
+    return {variant: PALETTE[i % len(PALETTE)] for i, variant in enumerate(variants)}
+
+
+def _layout(fig: go.Figure, height: int) -> go.Figure:
+    """Legend under the plot, so it never sits on a subplot title however many curves there are."""
+    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10}, template="plotly_white",
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0})
+    return fig
+
+
+def curve_label(variant: str, origin: str, several_origins: bool) -> str:
+    return f"{variant} · {origin}" if several_origins else variant
+
+
+def position_figure(curves: pd.DataFrame, threshold: float, marks: dict[tuple[str, str], int | None]) -> go.Figure:
+    """Left: survival S(k) = P(≥ k accepted) with its p10–p90 band. Right: conditional rate c(k), the threshold line,
+    and a marker at each curve's first position below it."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, subplot_titles=(
+        "Survival: P(at least k drafts accepted)", "Conditional: P(k accepted | k−1 accepted)"))
+    palette = colors(sorted(set(curves["variant"])))
+    several = curves.groupby("variant")["origin"].nunique().max() > 1 if not curves.empty else False
+    for (variant, origin), curve in curves.groupby(["variant", "origin"], sort=True):
+        label = curve_label(variant, origin, bool(several))
+        color, dash = palette[variant], DASHES[sorted(set(curves["origin"])).index(origin) % len(DASHES)]
+        k = curve["position"]
+        if curve["low"].notna().any():
+            fig.add_trace(go.Scatter(x=list(k) + list(k[::-1]), y=list(curve["high"]) + list(curve["low"][::-1]),
+                                     mode="lines", fill="toself", fillcolor=color, opacity=0.15, line={"width": 0},
+                                     hoverinfo="skip",
+                                     showlegend=False, legendgroup=label), row=1, col=1)
+        fig.add_trace(go.Scatter(
+            x=k, y=curve["survival"], mode="lines+markers", name=label, legendgroup=label, line={"color": color, "dash": dash},
+            customdata=np.stack([curve["samples"], curve["low"].fillna(np.nan), curve["high"].fillna(np.nan)], axis=-1),
+            hovertemplate=f"{label}<br>position %{{x}}<br>P(≥ k accepted) {SHARE.hover('y')}"
+                          f"<br>p10–p90 across samples {SHARE.hover('customdata[1]')} – {SHARE.hover('customdata[2]')}"
+                          "<br>samples %{customdata[0]}<extra></extra>"), row=1, col=1)
+        fig.add_trace(go.Scatter(
+            x=k, y=curve["conditional"], mode="lines+markers", name=label, legendgroup=label, showlegend=False,
+            line={"color": color, "dash": dash},
+            hovertemplate=f"{label}<br>position %{{x}}<br>P(k | k−1) {SHARE.hover('y')}<extra></extra>"), row=1, col=2)
+        first = marks.get((variant, origin))
+        if first is not None:
+            at = curve[curve["position"] == first]
+            fig.add_trace(go.Scatter(
+                x=at["position"], y=at["conditional"], mode="markers", showlegend=False, legendgroup=label,
+                marker={"symbol": "x", "size": 14, "color": THRESHOLD_COLOR, "line": {"width": 2}},
+                hovertemplate=f"{label}: first position below the threshold (%{{x}})<extra></extra>"), row=1, col=2)
+    fig.add_hline(y=threshold, line={"color": THRESHOLD_COLOR, "dash": "dash", "width": 1}, row=1, col=2,
+                  annotation_text=f"threshold {threshold:.0%}", annotation_position="top left")
+    for col in (1, 2):
+        fig.update_xaxes(title_text="draft position k", dtick=1, row=1, col=col)
+        fig.update_yaxes(range=[0, 1.02], tickformat=".0%", row=1, col=col)
+    return _layout(fig, 460 + 22 * max(0, len(curves.groupby(["variant", "origin"])) - 3))
+
+
+def steps_figure(models: dict[str, pd.DataFrame]) -> go.Figure:
+    """Modelled speedup against the number of drafted tokens N, per variant; the best N marked."""
+    fig = go.Figure()
+    palette = colors(sorted(models))
+    for variant, table in sorted(models.items()):
+        fig.add_trace(go.Scatter(
+            x=table["steps"], y=table["speedup"], mode="lines+markers", name=variant, line={"color": palette[variant]},
+            customdata=np.stack([table["tokens_per_cycle"], table["cycle_ms"]], axis=-1),
+            hovertemplate=f"{variant}<br>N = %{{x}}<br>speedup {RATIO.hover('y')}×<br>τ(N) {ACCEPT.hover('customdata[0]')}"
+                          f"<br>cycle {MS.hover('customdata[1]')}<extra></extra>"))
+        best = table[table["best"]]
+        fig.add_trace(go.Scatter(x=best["steps"], y=best["speedup"], mode="markers+text", showlegend=False,
+                                 marker={"size": 16, "symbol": "star", "color": palette[variant]},
+                                 text=[f"best N = {int(n)}" for n in best["steps"]], textposition="top center",
+                                 hovertemplate=f"{variant}: best N = %{{x}}<extra></extra>"))
+    fig.add_hline(y=1.0, line={"color": "#757575", "dash": "dot", "width": 1}, annotation_text="break-even (S = 1)",
+                  annotation_position="bottom right")
+    fig.update_xaxes(title_text="drafted tokens per cycle N", dtick=1)
+    fig.update_yaxes(title_text="modelled speedup S")
+    return _layout(fig, 360)
+
+
+def request_figure(requests: pd.DataFrame) -> go.Figure:
+    """Per-request accept length: histogram per variant (left) and ECDF (right)."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
+                        subplot_titles=("Requests by accept length", "Share of requests at or below"))
+    palette = colors(sorted(set(requests["variant"])))
+    for variant, group in requests.groupby("variant", sort=True):
+        values = group["accept_length"].astype(float).sort_values()
+        fig.add_trace(go.Histogram(x=values, name=variant, legendgroup=variant, marker={"color": palette[variant]},
+                                   opacity=0.6, xbins={"size": 0.1},
+                                   hovertemplate=f"{variant}<br>%{{x}} tokens/step<br>%{{y}} requests<extra></extra>"),
+                      row=1, col=1)
+        fig.add_trace(go.Scatter(x=values, y=np.arange(1, len(values) + 1) / len(values), mode="lines", line_shape="hv",
+                                 name=variant, legendgroup=variant, showlegend=False, line={"color": palette[variant]},
+                                 hovertemplate=f"{variant}<br>{ACCEPT.hover('x')}<br>{SHARE.hover('y')} of requests"
+                                               "<extra></extra>"), row=1, col=2)
+    fig.update_layout(barmode="overlay")
+    fig.update_xaxes(title_text="accept length (tokens/step, bonus-inclusive)")
+    fig.update_yaxes(title_text="requests", row=1, col=1)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.02], row=1, col=2)
+    return _layout(fig, 360)
+
+
+def dataset_figure(matrix: pd.DataFrame) -> go.Figure:
+    """Heatmap of accept length, variants (rows: their names can be long) × datasets, each cell labelled with its value."""
+    pivot = matrix.pivot(index="variant", columns="dataset", values="accept_length")
+    text = [[ACCEPT.number(v) for v in row] for row in pivot.to_numpy()]
+    fig = go.Figure(go.Heatmap(
+        z=pivot.to_numpy(dtype=float), x=list(pivot.columns), y=list(pivot.index), text=text, texttemplate="%{text}",
+        colorscale="Blues", colorbar={"title": "tokens/step"},
+        hovertemplate="%{y} · %{x}<br>accept length %{text} tokens/step<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_xaxes(side="top")
+    return _layout(fig, 140 + 34 * len(pivot.index))

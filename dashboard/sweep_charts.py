@@ -1,0 +1,147 @@
+"""Plotly builders of the Sweeps page: speedup against batch with the crossover, accept length and step time
+against batch, the config grid heatmap, and a sweep as a path in the (τ, r) plane. Pure: frames in, figures out."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dashboard.definitions import ACCEPT, EMPTY, MS, RATIO, TOK_S
+from dashboard.sweeps import CROSSOVER_AT, X_AXES, Crossover
+
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
+LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
+          "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}}
+
+
+def colour(index: int) -> str:
+    return COLOURS[index % len(COLOURS)]
+
+
+def log_axis(values: pd.Series) -> dict[str, object]:
+    ticks = sorted(float(v) for v in values.dropna().unique() if v > 0)
+    return {"type": "log", "tickvals": ticks, "ticktext": [f"{t:g}" for t in ticks]}
+
+
+def speedup_chart(curve: pd.DataFrame, x: str, found: list[Crossover]) -> go.Figure:
+    figure = go.Figure()
+    for index, (variant, part) in enumerate(curve.groupby("variant", sort=True)):
+        error = {"type": "data", "array": part["speedup_sd"].fillna(0), "visible": bool(part["speedup_sd"].notna().any())}
+        figure.add_trace(go.Scatter(
+            x=part[x], y=part["speedup"], name=variant, mode="lines+markers", error_y=error,
+            line={"color": colour(index)}, customdata=part[["config", "throughput", "base_throughput"]],
+            hovertemplate=(f"{X_AXES[x]} %{{x}}<br>speedup {RATIO.hover('y')}×<br>%{{customdata[0]}}<br>"
+                           f"{TOK_S.hover('customdata[1]')} vs baseline {TOK_S.hover('customdata[2]')}<extra>{variant}</extra>"),
+        ))
+    figure.add_hline(y=1, line={"dash": "dash", "color": "#555"}, annotation_text="break-even (speedup 1×)",
+                     annotation_position="bottom left")
+    names = sorted(curve["variant"].unique())
+    for cross in found:
+        if cross.at is None:
+            continue
+        index = names.index(cross.variant) if cross.variant in names else 0
+        if cross.low is not None and cross.high is not None:
+            figure.add_vrect(x0=cross.low, x1=cross.high, fillcolor=colour(index), opacity=0.12, line_width=0)
+        figure.add_vline(x=cross.at, line={"color": colour(index), "dash": "dot"})
+        # an annotation on a log axis takes log10(x); shapes take x itself
+        figure.add_annotation(x=math.log10(cross.at), y=1, text=f"crossover {CROSSOVER_AT.number(cross.at)}",
+                              showarrow=True, arrowhead=2, xanchor="left",
+                              ax=25, ay=-35 - 25 * index, font={"color": colour(index)})
+    figure.update_layout(**LAYOUT, height=420, xaxis_title=X_AXES[x], showlegend=True,
+                         yaxis_title="speedup vs baseline (×)")
+    figure.update_xaxes(**log_axis(curve[x]))
+    figure.update_yaxes(tickformat=RATIO.d3())
+    return figure
+
+
+def cause_chart(curve: pd.DataFrame, base: pd.DataFrame, x: str) -> go.Figure:
+    """Accept length and step (cycle) time against x: does acceptance fall, or does the cycle cost rise?"""
+    figure = make_subplots(rows=1, cols=2, subplot_titles=("Accept length (τ)", "Step / cycle time"),
+                           horizontal_spacing=0.12)
+    for index, (variant, part) in enumerate(curve.groupby("variant", sort=True)):
+        figure.add_trace(go.Scatter(
+            x=part[x], y=part["tau"], name=variant, mode="lines+markers", line={"color": colour(index)},
+            legendgroup=variant, customdata=part[["config"]],
+            hovertemplate=f"{X_AXES[x]} %{{x}}<br>{ACCEPT.hover('y')}<br>%{{customdata[0]}}<extra>{variant}</extra>",
+        ), row=1, col=1)
+        figure.add_trace(go.Scatter(
+            x=part[x], y=part["cycle_ms"], name=variant, mode="lines+markers", line={"color": colour(index)},
+            legendgroup=variant, showlegend=False, customdata=part[["config", "cycle_from"]],
+            hovertemplate=(f"{X_AXES[x]} %{{x}}<br>cycle {MS.hover('y')}<br>%{{customdata[0]}}<br>"
+                           f"%{{customdata[1]}}<extra>{variant}</extra>"),
+        ), row=1, col=2)
+    if not base.empty:
+        figure.add_trace(go.Scatter(
+            x=base[x], y=base["cycle_ms"], name="baseline step", mode="lines+markers",
+            line={"color": "#555", "dash": "dash"},
+            hovertemplate=f"{X_AXES[x]} %{{x}}<br>baseline step {MS.hover('y')}<extra>baseline</extra>",
+        ), row=1, col=2)
+    figure.update_layout(**LAYOUT, height=380)
+    figure.update_layout(legend={"y": 1.12})
+    for column in (1, 2):
+        figure.update_xaxes(title_text=X_AXES[x], row=1, col=column, **log_axis(pd.concat([curve[x], base[x]])))
+    figure.update_yaxes(title_text="tokens/step", tickformat=ACCEPT.d3(), row=1, col=1, rangemode="tozero")
+    figure.update_yaxes(title_text="ms", tickformat=MS.d3(), row=1, col=2, rangemode="tozero")
+    return figure
+
+
+def grid_chart(cells: pd.DataFrame, by_speedup: bool, title: str) -> go.Figure:
+    """One heatmap: rows 'steps · topk', columns draft tokens; the best cell marked ★."""
+    value = "speedup" if by_speedup else "throughput"
+    quantity = RATIO if by_speedup else TOK_S
+    rows = sorted(cells["row"].unique(), key=lambda r: [int(t) for t in r.replace("steps ", "").split(" · topk ")])
+    columns = sorted(cells["column"].unique(), key=int)
+    z: list[list[float | None]] = []
+    text: list[list[str]] = []
+    custom: list[list[list[str]]] = []
+    best = cells.loc[cells[value].idxmax()] if cells[value].notna().any() else None
+    for row in rows:
+        z.append([])
+        text.append([])
+        custom.append([])
+        for column in columns:
+            hit = cells[(cells["row"] == row) & (cells["column"] == column)]
+            if hit.empty:
+                z[-1].append(None)
+                text[-1].append("")
+                custom[-1].append([EMPTY, EMPTY, EMPTY])
+                continue
+            cell = hit.iloc[0]
+            star = " ★" if best is not None and cell.name == best.name else ""
+            z[-1].append(cell[value])
+            text[-1].append(quantity.number(cell[value]) + ("×" if by_speedup else "") + star)
+            custom[-1].append([ACCEPT.text(cell["tau"]), MS.text(cell["cycle_ms"]), TOK_S.text(cell["throughput"])])
+    figure = go.Figure(go.Heatmap(
+        z=z, x=[f"draft {c}" for c in columns], y=rows, text=text, texttemplate="%{text}", customdata=custom,
+        colorscale="RdYlGn", zmid=1 if by_speedup else None, xgap=2, ygap=2,
+        colorbar={"title": "speedup (×)" if by_speedup else "tok/s", "tickformat": quantity.d3()},
+        hovertemplate=("%{y} · %{x}<br>" + ("speedup %{z:" + RATIO.d3() + "}×" if by_speedup else TOK_S.hover("z"))
+                       + "<br>accept length %{customdata[0]}<br>step time %{customdata[1]}"
+                       + "<br>throughput %{customdata[2]}<extra></extra>"),
+    ))
+    figure.update_layout(**LAYOUT, height=max(260, 70 + 48 * len(rows)), title={"text": title, "y": 0.97})
+    figure.update_layout(margin={"l": 130, "r": 20, "t": 50, "b": 40})
+    return figure
+
+
+def path_chart(curve: pd.DataFrame, x: str) -> go.Figure:
+    """A sweep as a path in the (τ, r) plane; the diagonal τ = r is break-even (speedup 1)."""
+    figure = go.Figure()
+    top = max(float(curve["tau"].max()), float(curve["cost_ratio"].max()), 1.0) * 1.15
+    figure.add_trace(go.Scatter(x=[1, top], y=[1, top], mode="lines", name="break-even τ = r",
+                                line={"dash": "dash", "color": "#555"}, hoverinfo="skip"))
+    for index, (variant, part) in enumerate(curve.groupby("variant", sort=True)):
+        part = part.sort_values(x)
+        figure.add_trace(go.Scatter(
+            x=part["tau"], y=part["cost_ratio"], name=variant, mode="lines+markers", line={"color": colour(index)},
+            marker={"size": [6 + 2 * i for i in range(len(part))]},
+            customdata=part[[x, "r_from"]],
+            hovertemplate=(f"{X_AXES[x]} %{{customdata[0]}}<br>τ {ACCEPT.hover('x')}<br>r {RATIO.hover('y')}<br>"
+                           f"%{{customdata[1]}}<extra>{variant}</extra>"),
+        ))
+    figure.update_layout(**LAYOUT, height=380, xaxis_title="τ, tokens per cycle", yaxis_title="r, cycle ÷ baseline step")
+    figure.update_xaxes(range=[0.9, top], tickformat=ACCEPT.d3())
+    figure.update_yaxes(range=[0.9, top], tickformat=RATIO.d3())
+    return figure

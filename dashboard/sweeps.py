@@ -1,0 +1,281 @@
+"""Where speculation pays: sweep points read from the store, speedup against the baseline at the same batch
+size (or concurrency), the crossover where it stops paying, and the drafter-config grid. UI-free.
+
+The figures, each defined in docs/metrics.md ("Sweeps"):
+
+- speedup S = a variant's tok/s ÷ the baseline's tok/s *at the same batch size / concurrency, same sweep*;
+  a point with no baseline at its batch has no speedup (never one borrowed from another batch);
+- spread: when a (variant, config, batch) was measured more than once, S carries sd(S) by the delta
+  method, sd(S)/S = √((sd_v/m_v)² + (sd_b/m_b)²);
+- crossover: the batch where S falls through 1, interpolated linearly in log2(batch) between the last
+  point that pays and the first that does not; with spread, the same interpolation of S − sd and
+  S + sd gives its range;
+- cycle cost r = τ ÷ S (the cycle model, τ = accept length): "modelled" when the sweep's step times
+  are the server's p20 step times (bench_speculative.py), "estimated" otherwise.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dashboard.data import reader
+from dashboard.definitions import (
+    ACCEPT,
+    COUNT,
+    MS,
+    RATIO,
+    REQ_S,
+    TOK_S,
+    Column,
+    Quantity,
+)
+
+# The definitions the page shows (docs/metrics.md, "Sweeps", says the same).
+SPEEDUP = ("Speedup = the variant's tok/s ÷ the baseline's tok/s measured at the same batch size (or concurrency) "
+           "in the same sweep; never a baseline from another batch.")
+CROSSOVER = ("Crossover = the batch where speedup falls through 1×, interpolated linearly in log2(batch) between the "
+             "last point that pays and the first that does not; its range is the same interpolation of speedup ± sd, "
+             "where points were measured more than once.")
+STEP_TIME = ("Step / cycle time: the server's p20 step time where the sweep gives it (bench_speculative.py: modelled), "
+             "else estimated by the cycle model as τ × batch ÷ tok/s (baseline: τ = 1).")
+COST = "r = the cycle time ÷ the baseline's step time at the same batch; speedup S = τ ÷ r."
+
+# The interpolated crossover batch (batch sizes themselves are counts: definitions.COUNT).
+CROSSOVER_AT = Quantity("crossover", "", 1)
+
+X_AXES = {"batch_size": "batch size", "concurrency": "max concurrency", "request_rate": "request rate"}
+CONFIG = ["steps", "topk", "num_draft_tokens"]
+MODELLED = "modelled from step time"
+
+
+def points(db_path: str | Path) -> pd.DataFrame:
+    """Every sweep point (view ``sweep_series``: sweep files and bench records grouped into sweeps)."""
+    with reader(db_path) as con:
+        return con.execute(
+            """
+            SELECT sweep, phase, model, dataset, variant, is_baseline, batch_size, concurrency, request_rate, steps, topk,
+                   num_draft_tokens, accept_length, step_time_ms, throughput, throughput_kind, accept_length_from,
+                   simulated, simulated_by, tp_size, origin, path, source_id
+            FROM sweep_series ORDER BY sweep, variant, batch_size, concurrency, request_rate, steps, topk, num_draft_tokens
+            """
+        ).df()
+
+
+def columns(x: str) -> dict[str, Column]:
+    """The best-config table's columns: label with unit, help, quantity (one precision per quantity)."""
+    return {
+        "variant": Column("variant", "The drafter (its --variant label, or the name the sweep file gives it).",
+                          width="medium"),
+        x: Column(X_AXES[x], f"The {X_AXES[x]} the point was measured at.", REQ_S if x == "request_rate" else COUNT),
+        "config_short": Column("steps · topk · draft", "speculative_num_steps · speculative_eagle_topk · "
+                                                       "speculative_num_draft_tokens of the best config at this point "
+                                                       "(highest speedup)."),
+        "throughput": Column("tok/s", "The variant's tok/s at this point, of the sweep's throughput kind "
+                                      "(modelled for bench_speculative.py), mean over repeats.", TOK_S),
+        "speedup": Column("speedup (×)", SPEEDUP + " The chart's hover gives the baseline's tok/s.", RATIO),
+        "tau": Column("τ (tokens/step)", "Accept length = tokens per verify step, bonus token included, as the sweep "
+                                        "file gives it.", ACCEPT),
+        "cycle_ms": Column("cycle (ms)", STEP_TIME, MS),
+    }
+
+
+def x_axis(frame: pd.DataFrame) -> str:
+    """The sweep's independent variable: batch size when the points give one, else concurrency, else rate."""
+    for column in X_AXES:
+        if column in frame and frame[column].notna().any():
+            return column
+    return "batch_size"
+
+
+def sweep_overview(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per sweep: what it holds, so the page can list and pick them."""
+    rows = []
+    for sweep, part in frame.groupby("sweep", sort=True):
+        x = x_axis(part)
+        values = sorted(part[x].dropna().unique())
+        rows.append({
+            "sweep": sweep, "model": first(part["model"]), "dataset": first(part["dataset"]),
+            "variants": ", ".join(sorted(part.loc[~part["is_baseline"], "variant"].unique())) or "—",
+            "has_baseline": bool(part["is_baseline"].any()), "x": x,
+            "x_values": ", ".join(f"{v:g}" for v in values), "points": len(part),
+            "kinds": ", ".join(sorted(part["throughput_kind"].dropna().unique())),
+            "simulated": bool(part["simulated"].any()), "origin": ", ".join(sorted(part["origin"].unique())),
+        })
+    return pd.DataFrame(rows)
+
+
+def first(values: pd.Series) -> object:
+    present = values.dropna()
+    return present.iloc[0] if len(present) else None
+
+
+def aggregate(frame: pd.DataFrame, x: str) -> pd.DataFrame:
+    """Points repeated at one (variant, config, x) as mean, sd and count; the configs kept as given."""
+    keys = ["variant", "is_baseline", x, *CONFIG]
+    shaped = frame.assign(**{c: frame[c].astype("Int64") for c in CONFIG})
+    grouped = shaped.groupby(keys, dropna=False, sort=True)
+    out = grouped.agg(
+        throughput=("throughput", "mean"), throughput_sd=("throughput", "std"), runs=("throughput", "count"),
+        accept_length=("accept_length", "mean"), step_time_ms=("step_time_ms", "mean"),
+        throughput_kind=("throughput_kind", "first"), simulated=("simulated", "any"),
+    ).reset_index()
+    return out
+
+
+def with_speedup(frame: pd.DataFrame, x: str) -> pd.DataFrame:
+    """Each speculative point with the baseline at the same x: speedup, its sd, τ, r and the step time."""
+    agg = aggregate(frame, x)
+    base = agg[agg["is_baseline"]].groupby(x).agg(
+        base_throughput=("throughput", "mean"), base_sd=("throughput_sd", "mean"),
+        base_step_ms=("step_time_ms", "mean")).reset_index()
+    spec = agg[~agg["is_baseline"]].merge(base, on=x, how="left")
+    spec["speedup"] = spec["throughput"] / spec["base_throughput"]
+    rel = np.sqrt((spec["throughput_sd"].fillna(0) / spec["throughput"]) ** 2
+                  + (spec["base_sd"].fillna(0) / spec["base_throughput"]) ** 2)
+    spec["speedup_sd"] = (spec["speedup"] * rel).where((spec["runs"] > 1) | spec["base_sd"].notna())
+    spec["tau"] = spec["accept_length"]
+    measured_r = spec["step_time_ms"] / spec["base_step_ms"]
+    spec["cost_ratio"] = measured_r.where(measured_r.notna(), spec["tau"] / spec["speedup"])
+    spec["r_from"] = np.where(measured_r.notna(), "modelled step time ÷ baseline step time", "estimated: τ ÷ speedup")
+    width = spec[x].astype(float)
+    spec["cycle_ms"] = spec["step_time_ms"].where(
+        spec["step_time_ms"].notna(), 1000 * spec["tau"] * width / spec["throughput"])
+    spec["cycle_from"] = np.where(spec["step_time_ms"].notna(), "modelled (server p20 step time)",
+                                  "estimated: τ × batch ÷ tok/s")
+    spec["config"] = [config_label(r) for r in spec[CONFIG].itertuples(index=False)]
+    spec["config_short"] = [" · ".join(map(str, r)).replace("<NA>", "?") for r in spec[CONFIG].itertuples(index=False)]
+    return spec
+
+
+def config_label(values: Sequence[object]) -> str:
+    parts = ["?" if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else str(v) for v in values]
+    return "steps {} · topk {} · draft {}".format(*parts)
+
+
+def baseline_steps(frame: pd.DataFrame, x: str) -> pd.DataFrame:
+    """The baseline's step time at each x: modelled when the sweep gives it, else 1000 × batch ÷ tok/s."""
+    agg = aggregate(frame, x)
+    base = agg[agg["is_baseline"]].copy()
+    base["cycle_ms"] = base["step_time_ms"].where(base["step_time_ms"].notna(),
+                                                  1000 * base[x].astype(float) / base["throughput"])
+    base["tau"] = 1.0
+    return base
+
+
+def curves(spec: pd.DataFrame, x: str, config: str | None = None) -> pd.DataFrame:
+    """Per variant and x, the best config's point (highest speedup; highest tok/s without a baseline), or
+    the named ``config`` only."""
+    chosen = spec if config is None else spec[spec["config"] == config]
+    if chosen.empty:
+        return chosen
+    score = chosen["speedup"].where(chosen["speedup"].notna(), chosen["throughput"] / 1e12)
+    best = chosen.assign(_score=score).sort_values("_score", ascending=False).groupby(["variant", x], sort=False).head(1)
+    return best.drop(columns="_score").sort_values(["variant", x]).reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Crossover:
+    variant: str
+    status: str  # 'crosses' | 'pays at every point' | 'pays at no point' | 'no baseline' | 'one point'
+    at: float | None = None  # interpolated x where speedup = 1
+    low: float | None = None  # its range from speedup ± sd, when the points carry spread
+    high: float | None = None
+    last_paying: float | None = None
+    first_losing: float | None = None
+
+
+def crossing(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """The first x where ys falls from ≥ 1 to < 1, interpolated linearly in log2(x)."""
+    for i in range(len(xs) - 1):
+        if ys[i] >= 1 > ys[i + 1]:
+            lo, hi = math.log2(xs[i]), math.log2(xs[i + 1])
+            at = lo + (ys[i] - 1) / (ys[i] - ys[i + 1]) * (hi - lo)
+            return float(2**at)
+    return None
+
+
+def crossover(curve: pd.DataFrame, x: str, variant: str) -> Crossover:
+    rows = curve[(curve["variant"] == variant) & curve["speedup"].notna() & (curve[x] > 0)].sort_values(x)
+    if rows.empty:
+        return Crossover(variant, "no baseline")
+    xs = rows[x].astype(float).tolist()
+    ys = rows["speedup"].tolist()
+    if len(rows) == 1:
+        return Crossover(variant, "one point", last_paying=xs[0] if ys[0] >= 1 else None,
+                         first_losing=None if ys[0] >= 1 else xs[0])
+    at = crossing(xs, ys)
+    if at is None:
+        status = "pays at every point" if min(ys) >= 1 else "pays at no point" if max(ys) < 1 else "pays again"
+        return Crossover(variant, status)
+    index = next(i for i in range(len(xs) - 1) if ys[i] >= 1 > ys[i + 1])
+    sd = rows["speedup_sd"].fillna(0).tolist()
+    low = high = None
+    if any(sd):
+        ends = [crossing(xs, [y + s * sign for y, s in zip(ys, sd, strict=True)]) for sign in (-1, 1)]
+        low = ends[0] if ends[0] is not None else xs[0]
+        high = ends[1] if ends[1] is not None else xs[-1]
+    return Crossover(variant, "crosses", at, low, high, xs[index], xs[index + 1])
+
+
+def crossovers(curve: pd.DataFrame, x: str) -> list[Crossover]:
+    return [crossover(curve, x, variant) for variant in sorted(curve["variant"].unique())] if not curve.empty else []
+
+
+def best_per_x(spec: pd.DataFrame, x: str) -> pd.DataFrame:
+    """The best config of each variant at each x, for the table under the grid."""
+    return curves(spec, x)
+
+
+def grid(spec: pd.DataFrame, x: str, value: float, variant: str) -> pd.DataFrame:
+    """The config grid at one x: rows 'steps s · topk k', columns draft tokens; speedup or tok/s per cell."""
+    part = spec[(spec[x] == value) & (spec["variant"] == variant)].copy()
+    if part.empty:
+        return part
+    part["row"] = [f"steps {s} · topk {k}" for s, k in zip(part["steps"], part["topk"], strict=True)]
+    part["column"] = [str(d) for d in part["num_draft_tokens"]]
+    return part
+
+
+def like_for_like(frame: pd.DataFrame) -> list[str]:
+    """What makes a sweep's comparisons not like-for-like, each in one sentence; empty when nothing does."""
+    notes = []
+    models = frame["model"].dropna().unique()
+    if len(models) > 1:
+        notes.append(f"The sweep mixes models ({', '.join(map(str, models))}): its speedups are not like-for-like.")
+    tps = frame["tp_size"].dropna().unique()
+    if len(tps) > 1:
+        notes.append(f"The sweep mixes tensor-parallel sizes ({', '.join(str(int(t)) for t in tps)}).")
+    kinds = frame["throughput_kind"].dropna().unique()
+    if len(kinds) > 1:
+        notes.append(f"The sweep mixes throughput kinds ({', '.join(kinds)}): a speedup across kinds is not like-for-like.")
+    base_sources = set(frame.loc[frame["is_baseline"], "source_id"])
+    spec_sources = set(frame.loc[~frame["is_baseline"], "source_id"])
+    if base_sources and spec_sources and not base_sources & spec_sources:
+        notes.append("The baseline comes from other files than the speculative points: check that model, TP, "
+                     "hardware and max tokens match.")
+    if frame["simulated"].any():
+        notes.append("Some points ran with simulated acceptance (SGLANG_SIMULATE_ACC_LEN / synthetic rejection "
+                     "sampling): they measure cycle cost, not a drafter.")
+    return notes
+
+
+def break_even_path(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every sweep's best-config points as (τ, r) pairs, in batch order, for a path on the Break-even plane:
+    sweep, variant, x (its axis in ``axis``), tau, cost_ratio and ``r_from`` ("modelled step time ÷ baseline step
+    time" when the sweep gives step times, else "estimated: τ ÷ speedup")."""
+    parts = []
+    for sweep, part in frame.groupby("sweep", sort=True):
+        x = x_axis(part)
+        curve = curves(with_speedup(part, x), x)
+        if curve.empty:
+            continue
+        curve = curve[curve["cost_ratio"].notna()]
+        parts.append(pd.DataFrame({"sweep": sweep, "variant": curve["variant"], "axis": X_AXES[x], "x": curve[x],
+                                   "tau": curve["tau"], "cost_ratio": curve["cost_ratio"], "r_from": curve["r_from"]}))
+    columns = ["sweep", "variant", "axis", "x", "tau", "cost_ratio", "r_from"]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)

@@ -1,0 +1,125 @@
+"""Sweeps: where speculation pays — speedup against batch size or concurrency, the crossover, its cause, the config grid."""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import queries, sweep_charts, sweeps, ui
+from dashboard.definitions import EMPTY, RATIO, Column
+
+DEFINITIONS = (f"{sweeps.SPEEDUP} {sweeps.CROSSOVER} τ = accept length (tokens per verify step, bonus included). "
+               f"{sweeps.STEP_TIME} {sweeps.COST} See docs/metrics.md, 'Sweeps'.")
+STATUS = {
+    "pays at every point": "pays at every {x} measured: the crossover lies beyond the sweep",
+    "pays at no point": "pays at no {x} measured: no crossover inside the sweep",
+    "pays again": "falls below 1× and rises again: no single crossover",
+    "no baseline": "no baseline at any of its points: no speedup",
+}
+EMPTY_HINT = ("No sweep in the store yet. Ingest a sweep: SGLang `scripts/playground/bench_speculative.py` JSONL, "
+              "SpecForge `bench_eagle3.py` results or SpecBundle `data.json`, a pasted `| bs | steps | topk | num_draft "
+              "| throughput | acc len |` table, or bench_serving records at several `--max-concurrency` values — "
+              "`specdash ingest FILES`.")
+
+
+def shown(frame: pd.DataFrame, columns: dict[str, Column]) -> None:
+    """A table with its declared labels, help and one precision per quantity; gaps read "—"."""
+    config: dict[str, Any] = {}
+    for name, column in columns.items():
+        common: dict[str, Any] = {"label": column.label, "help": column.help, "width": column.width}
+        config[name] = (st.column_config.NumberColumn(**common, format=column.quantity.printf()) if column.quantity
+                        else st.column_config.TextColumn(**common))
+    st.dataframe(frame[list(columns)], hide_index=True, width="stretch", column_config=config, placeholder=EMPTY,
+                 height=min(36 * (len(frame) + 1) + 3, 800))  # every row in view up to ~20
+
+
+st.title("Sweeps")
+store = ui.require_store()
+ui.demo_note(store)
+st.caption("Where speculation pays: speedup against batch size or concurrency, relative to the baseline measured "
+           "at the same batch.")
+
+everything = queries.cached(sweeps.points)()
+if everything.empty:
+    st.info(EMPTY_HINT)
+    st.stop()
+
+overview = sweeps.sweep_overview(everything)
+names = overview["sweep"].tolist()
+wanted = st.query_params.get("sweep")
+sweep = st.selectbox("Sweep", names, index=names.index(wanted) if wanted in names else 0,
+                     help="One sweep = one model × benchmark (or one pasted table / JSONL file / group of bench records).")
+st.query_params["sweep"] = sweep
+part = everything[everything["sweep"] == sweep]
+info = overview.set_index("sweep").loc[sweep]
+x = sweeps.x_axis(part)
+source = ", ".join(sorted({p.rsplit("/", 1)[-1] for p in part["path"].dropna()}))
+st.caption(f"Source: `{source}` ({info['origin']}) · throughput: {info['kinds']} · "
+           f"{sweeps.X_AXES[x]}: {info['x_values']}")
+if "modelled from step time" in info["kinds"]:
+    st.warning("This sweep's tok/s is **modelled**: bench_speculative.py's `speed` = accept length ÷ the server's p20 "
+               "step time (per request), not wall-clock throughput.", icon=":material/info:")
+for note in sweeps.like_for_like(part):
+    st.warning(note, icon=":material/warning:")
+
+spec = sweeps.with_speedup(part, x)
+base = sweeps.baseline_steps(part, x)
+if spec.empty:
+    st.info("This sweep holds baseline points only: ingest the speculative runs of the same sweep to see a speedup.")
+    st.stop()
+configs = sorted(spec["config"].unique())
+choice = st.selectbox("Config on the curves", ["best at each " + sweeps.X_AXES[x], *configs],
+                      help="The curves follow the highest-speedup config at each batch, or one fixed config.")
+curve = sweeps.curves(spec, x, None if choice.startswith("best") else choice)
+
+# --- speedup and the crossover -----------------------------------------------------------------
+if not info["has_baseline"]:
+    st.info(f"No baseline in this sweep, so no speedup: only tok/s and accept length below. {EMPTY_HINT.split('. ')[0]}.")
+else:
+    found = sweeps.crossovers(curve, x)
+    left, right = st.columns([3, 2])
+    left.markdown(f"**Speedup against {sweeps.X_AXES[x]}**")
+    left.plotly_chart(sweep_charts.speedup_chart(curve, x, found), width="stretch")
+    with right:
+        st.markdown("**Where speculation stops paying**")
+        for cross in found:
+            if cross.status == "crosses":
+                at = sweeps.CROSSOVER_AT
+                band = f" (range {at.interval(cross.low, cross.high)} from the spread)" if cross.low is not None else ""
+                st.markdown(f"- **{cross.variant}**: crossover at {sweeps.X_AXES[x]} **{at.number(cross.at)}**{band}, "
+                            f"between {cross.last_paying:g} (pays) and {cross.first_losing:g} (does not).")
+            elif cross.status == "one point":
+                row = curve[curve["variant"] == cross.variant].iloc[0]
+                st.markdown(f"- **{cross.variant}**: one {sweeps.X_AXES[x]} measured ({row[x]:g}): speedup "
+                            f"{RATIO.number(row['speedup'])}× — no crossover can be located from one point.")
+            else:
+                st.markdown(f"- **{cross.variant}**: {STATUS[cross.status].format(x=sweeps.X_AXES[x])}.")
+        st.caption(DEFINITIONS)
+
+# --- the cause: acceptance or cycle cost ---------------------------------------------------------
+st.subheader("Accept length and step time")
+st.plotly_chart(sweep_charts.cause_chart(curve, base, x), width="stretch")
+if info["has_baseline"] and curve["cost_ratio"].notna().any():
+    st.caption(f"Each point as (τ, r), markers growing with the {sweeps.X_AXES[x]}: below the diagonal speculation pays. r is " +
+               ("modelled from the server's p20 step time." if (curve["r_from"].str.startswith("modelled")).all()
+                else "estimated from tok/s and accept length (cycle model), not a measured step time."))
+    st.plotly_chart(sweep_charts.path_chart(curve, x), width="stretch")
+
+# --- the config grid ---------------------------------------------------------------------------
+st.subheader("Config grid: steps × topk × draft tokens")
+variants = sorted(spec["variant"].unique())
+cols = st.columns(2)
+variant = cols[0].selectbox("Variant", variants)
+values = sorted(spec.loc[spec["variant"] == variant, x].dropna().unique())
+value = cols[1].selectbox(sweeps.X_AXES[x].capitalize(), values, format_func=lambda v: f"{v:g}")
+cells = sweeps.grid(spec, x, value, variant)
+by_speedup = bool(cells["speedup"].notna().any())
+title = f"{variant} at {sweeps.X_AXES[x]} {value:g}: " + ("speedup vs baseline" if by_speedup else "tok/s (no baseline)")
+st.plotly_chart(sweep_charts.grid_chart(cells, by_speedup, title), width="stretch")
+st.caption("★ marks the best config; hover a cell for its accept length and step time. An empty cell was not measured.")
+
+best = sweeps.best_per_x(spec, x)
+st.markdown(f"**Best config at each {sweeps.X_AXES[x]}**")
+st.caption(f"{sweeps.STEP_TIME} Step times here: {', '.join(sorted(best['cycle_from'].unique()))}.")
+shown(best, sweeps.columns(x))

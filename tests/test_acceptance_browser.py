@@ -1,0 +1,78 @@
+"""The Acceptance page in real headless Chromium (Debian's), on a copy of the demo store and on a corpus-only store.
+
+Screenshots at 1280 and 1920 px go to tests/artifacts/acceptance-*.png.
+"""
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ingest.pipeline import ingest_paths
+from tests.browser import CHROMIUM, screenshot, served
+from tests.conftest import CORPUS
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
+
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
+
+from tests.test_browser import browser  # noqa: E402, F401 (the module's Chromium, a fixture)
+
+WIDTHS = (1280, 1920)
+
+
+@pytest.fixture(scope="module")
+def demo_url(demo_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("acceptance-browser") / "demo.duckdb"
+    shutil.copy(demo_db, db)
+    with served(db) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def corpus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    from tests.test_acceptance_page import acceptance_corpus_paths
+
+    db = tmp_path_factory.mktemp("acceptance-corpus-browser") / "corpus.duckdb"
+    ingest_paths(acceptance_corpus_paths(), db)
+    with served(db) as url:
+        yield url
+
+
+@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:  # noqa: F811
+    context = browser.new_context(viewport={"width": request.param, "height": 1000})
+    tab = context.new_page()
+    tab.set_default_timeout(60_000)
+    yield tab
+    context.close()
+
+
+def open_page(page: Page, url: str) -> None:
+    page.goto(f"{url}/acceptance")
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text("Per draft position: where the drafts die")).to_be_visible(timeout=60_000)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
+    expect(main.get_by_text("Per dataset", exact=True)).to_be_visible()
+
+
+def test_demo_acceptance_page(demo_url: str, page: Page) -> None:
+    open_page(page, demo_url)
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text("models best").first).to_be_visible()
+    expect(main.get_by_text("Lowest-acceptance requests")).to_be_visible()
+    assert page.locator(".js-plotly-plot").count() >= 4  # positions, steps model, requests, datasets
+    screenshot(page, f"acceptance-demo-{page.viewport_size['width']}")
+
+
+def test_corpus_acceptance_page(corpus_url: str, page: Page) -> None:
+    open_page(page, corpus_url)
+    expect(page.locator('[data-testid="stMain"]').get_by_text("Not like-for-like").first).to_be_visible()
+    screenshot(page, f"acceptance-corpus-{page.viewport_size['width']}")

@@ -1,0 +1,82 @@
+"""The Acceptance page through Streamlit's AppTest: on the demo store and on a store of corpus files only."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ingest.pipeline import ingest_paths
+from tests.conftest import CORPUS
+from tests.test_app import run_page, texts
+from tests.test_every_file import corpus_paths
+
+PAGE = "views/acceptance.py"
+ACCEPTANCE_DIRS = ("new/vllm_request_metrics", "new/sglang_meta_info", "new/aiperf", "new/prometheus", "new/specforge_bench")
+
+
+def acceptance_corpus_paths() -> list[Path]:
+    """The corpus files the other every-file tests ingest, plus the acceptance formats' samples."""
+    extra = sorted(p for sub in ACCEPTANCE_DIRS for p in (CORPUS / sub).glob("*")
+                   if p.is_file() and not p.name.endswith(".source"))
+    return [*corpus_paths(), *extra]
+
+
+@pytest.fixture(scope="module")
+def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    db = tmp_path_factory.mktemp("acceptance-corpus") / "corpus.duckdb"
+    ingest_paths(acceptance_corpus_paths(), db)
+    return db
+
+
+def frames(app) -> list:  # type: ignore[no-untyped-def]
+    return [df.value for df in app.dataframe]
+
+
+def test_demo_shows_the_k2_drafters_curve_the_steps_model_requests_and_datasets(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = run_page(PAGE, demo_db, monkeypatch)
+    tables = frames(app)
+    summary = tables[0]
+    k2 = summary[summary["Variant"] == "k2-drafter"].iloc[0]
+    assert k2["τ = 1 + Σ P(≥ k)"] == "1.58"  # the K2 drafter's logged accept length comes out of its per-position rates
+    assert k2["First position below 50%"] == "1"
+    positions = tables[1]
+    assert list(positions[positions["Variant"] == "k2-drafter"]["P(≥ k accepted)"]) == ["46", "12"]
+    text = texts(app)
+    assert "models best" in text and "assumed" in text and "measured" in text
+    distribution = next(t for t in tables if "p50" in t.columns)
+    assert set(distribution["Variant"]) == {"from-scratch", "k2-drafter", "k2-drafter-ft"}
+    worst = next(t for t in tables if "Request id" in t.columns)
+    assert worst["Accept length"].iloc[0] <= worst["Accept length"].iloc[-1] and worst["Dataset"].iloc[0] != "—"
+    matrix = next(t for t in tables if "Dataset" in t.columns and "Δ vs from-scratch" in t.columns)
+    assert {"gsm8k", "humaneval", "mt-bench"} <= set(matrix["Dataset"])
+    for table in tables:  # no raw gaps and no raw column names
+        assert not table.isin(["None", "nan", "NaN"]).any().any()
+        assert not any("_" in column for column in table.columns)
+
+
+def test_the_threshold_moves_the_mark(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = run_page(PAGE, demo_db, monkeypatch)
+    app.slider(key="acceptance_threshold").set_value(0.3).run()
+    summary = frames(app)[0]
+    assert summary[summary["Variant"] == "k2-drafter"]["First position below 30%"].iloc[0] == "2"
+    assert summary[summary["Variant"] == "k2-drafter-ft"]["First position below 30%"].iloc[0] == "—"
+
+
+def test_corpus_only_store_shows_every_kind_it_holds(corpus_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = run_page(PAGE, corpus_db, monkeypatch)
+    tables = frames(app)
+    sources = set(tables[0]["Source"])
+    assert {"vllm spec_decode.py summary", "per-request histograms"} <= sources  # no corpus log prints per-position rates
+    assert any("Request id" in t.columns for t in tables)
+    matrix = next(t for t in tables if "Dataset" in t.columns and any(c.startswith("Δ vs") for c in t.columns))
+    assert "mtbench" in set(matrix["Dataset"])
+    assert "Not like-for-like" in texts(app)
+
+
+def test_empty_of_acceptance_data_says_what_to_ingest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "bench-only.duckdb"
+    ingest_paths([Path(__file__).parent / "fixtures" / "bench" / "sglang-2024-07-old-keys.jsonl"], db)
+    app = run_page(PAGE, db, monkeypatch)
+    assert "SpecDecoding metrics" in texts(app) and not app.dataframe

@@ -1,0 +1,66 @@
+"""The Drafters page in Debian's Chromium against `specdash serve` on a copy of the demo store, at 1280 and
+1920 px: the seed's finding shows, no table is cut off, no chart label overlaps another, no cell reads None.
+Screenshots: tests/artifacts/drafters-<width>.png."""
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, look_at, served
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
+
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+
+WIDTHS = (1280, 1920)
+expect.set_options(timeout=30_000)
+
+
+@pytest.fixture(scope="module")
+def base_url(demo_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("drafters-browser") / "demo.duckdb"
+    shutil.copy(demo_db, db)
+    with served(db) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": request.param, "height": 1000})
+    tab = context.new_page()
+    tab.set_default_timeout(60_000)
+    yield tab
+    context.close()
+
+
+def test_the_drafters_page_shows_the_seeds_finding(base_url: str, page: Page) -> None:
+    page.goto(f"{base_url}/drafters")
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_role("heading", name="Drafters", exact=True)).to_be_visible()
+    metrics = page.locator('[data-testid="stMetric"]')
+    expect(metrics.first).to_contain_text("Draft ids that differ31,748")
+    expect(metrics.nth(1)).to_contain_text("252")
+    expect(metrics.nth(2)).to_contain_text("29,689")
+    expect(metrics.nth(3)).to_contain_text("0.865")
+    expect(main.get_by_text("differ at 31,748 of 32,000 draft ids and agree at 252").first).to_be_visible()
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    problems = look_at(page, f"drafters-{page.viewport_size['width']}")
+    assert not problems, problems
+    text = main.inner_text()
+    assert "None" not in text.split() and "nan" not in text.split()
+    cells = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].map(t => t.innerText).join(' ')""")
+    assert "None" not in cells

@@ -1,0 +1,77 @@
+"""The Sweeps page in real headless Chromium (Debian's /usr/bin/chromium), on the demo store and on a corpus-only store:
+screenshots at 1280 and 1920 px to tests/artifacts/sweeps-*.png, and no table cut off, no overlapping chart labels."""
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ingest.pipeline import ingest_paths
+from tests.browser import CHROMIUM, look_at, served
+from tests.conftest import CORPUS
+
+pytestmark = [pytest.mark.browser]
+
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
+
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
+
+from tests.test_browser import browser  # noqa: E402, F401 (the module's Chromium, a fixture)
+
+WIDTHS = (1280, 1920)
+
+
+@pytest.fixture(scope="module")
+def demo_url(demo_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("sweeps-browser") / "demo.duckdb"
+    shutil.copy(demo_db, db)
+    with served(db) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def corpus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    db = tmp_path_factory.mktemp("sweeps-corpus-browser") / "corpus.duckdb"
+    ingest_paths(sorted(p for p in (CORPUS / "new" / "specforge_bench").iterdir() if p.suffix != ".source"), db)
+    with served(db) as url:
+        yield url
+
+
+@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
+def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:  # noqa: F811
+    context = browser.new_context(viewport={"width": request.param, "height": 1000})
+    tab = context.new_page()
+    tab.set_default_timeout(60_000)
+    yield tab
+    context.close()
+
+
+def check(page: Page, name: str, expected: str) -> None:
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text(expected).first).to_be_visible(timeout=60_000)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    problems = look_at(page, f"{name}-{page.viewport_size['width']}")
+    body = main.inner_text()
+    assert "Traceback" not in body and "None" not in body and "nan" not in body.split()
+    assert problems == [], "\n".join(problems)
+
+
+def test_demo_sweep_page(demo_url: str, page: Page) -> None:
+    page.goto(f"{demo_url}/sweeps")
+    check(page, "sweeps-demo", "crossover at batch size")
+
+
+def test_demo_concurrency_sweep(demo_url: str, page: Page) -> None:
+    page.goto(f"{demo_url}/sweeps?sweep=phase-1+%C2%B7+sglang.bench_serving+%C2%B7+random")
+    check(page, "sweeps-demo-concurrency", "crossover at max concurrency")
+
+
+@pytest.mark.corpus
+def test_corpus_kimi_k2_sweep(corpus_url: str, page: Page) -> None:
+    page.goto(f"{corpus_url}/sweeps?sweep=Kimi-K2-Instruct+%C2%B7+gsm8k")
+    check(page, "sweeps-corpus-kimi-k2", "one batch size measured")

@@ -1,0 +1,121 @@
+"""The Sweeps page through AppTest: on the demo store, on a corpus-only store, and with no sweep at all."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import definitions, sweeps
+from ingest.pipeline import ingest_paths
+from tests.conftest import CORPUS, FIXTURES
+from tests.test_every_file import corpus_paths
+
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+PAGE = "views/sweeps.py"
+MISSING = re.compile(r"(?<![\w-])(None|nan|NaN|NaT|<NA>)(?![\w-])")
+
+
+def open_page(db: Path, monkeypatch: pytest.MonkeyPatch, query: dict[str, str] | None = None) -> AppTest:
+    monkeypatch.setenv("SPECDASH_DB", str(db))
+    app = AppTest.from_file(APP, default_timeout=90)
+    for key, value in (query or {}).items():
+        app.query_params[key] = value
+    app.switch_page(PAGE)
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert not app.error, [e.value for e in app.error]
+    return app
+
+
+def text(app: AppTest) -> str:
+    return "\n".join(str(e.value) for kind in ("markdown", "caption", "info", "warning", "subheader") for e in getattr(app, kind))
+
+
+def table_problems(app: AppTest) -> list[str]:
+    """Each table shows its declared labels, help and formats; no cell reads None/nan; gaps read "—"."""
+    problems = []
+    for table in app.dataframe:
+        config: dict[str, Any] = json.loads(table.proto.columns or "{}")
+        declared = sweeps.columns(next(c for c in table.value.columns if c in sweeps.X_AXES))
+        for column in table.value.columns:
+            shown, want = config.get(str(column), {}), declared.get(str(column))
+            if want is None or shown.get("label") != want.label or not shown.get("help"):
+                problems.append(f"column {column!r} shown as {shown}")
+            if want is not None and want.quantity is not None and shown.get("type_config", {}).get("format") != want.quantity.printf():
+                problems.append(f"column {column!r} not formatted by its quantity")
+            cells = [v for v in table.value[column] if isinstance(v, str) and MISSING.search(v)]
+            if cells:
+                problems.append(f"column {column!r} shows {cells[:3]}")
+        if table.proto.placeholder != definitions.EMPTY:
+            problems.append("no placeholder for gaps")
+    return problems
+
+
+def test_demo_store_shows_both_drafters_the_crossover_and_the_grid(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = open_page(demo_db, monkeypatch)
+    page = text(app)
+    assert "**from-scratch**: crossover at batch size **6.1** (range 5.2 – 7.4 from the spread)" in page
+    assert "**k2-drafter**: pays at no batch size measured" in page
+    assert "modelled" in page  # bench_speculative's speed is labelled as modelled
+    assert len(app.get("plotly_chart")) == 4  # speedup, cause, (τ, r) path, grid
+    assert table_problems(app) == []
+    best = app.dataframe[0].value
+    assert set(best["variant"]) == {"from-scratch", "k2-drafter"} and sorted(set(best["batch_size"])) == [1, 2, 4, 8, 16, 32]
+
+
+def test_demo_store_phase1_concurrency_sweep(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = open_page(demo_db, monkeypatch, {"sweep": "phase-1 · sglang.bench_serving · random"})
+    page = text(app)
+    assert "**k2-drafter-ft**: crossover at max concurrency **8.9**" in page
+    assert "estimated from tok/s and accept length" in page  # no step times in bench records
+    assert table_problems(app) == []
+
+
+@pytest.fixture(scope="module")
+def corpus_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    db = tmp_path_factory.mktemp("sweeps-corpus") / "corpus.duckdb"
+    specforge = sorted(p for p in (CORPUS / "new" / "specforge_bench").iterdir() if p.suffix != ".source")
+    ingest_paths(corpus_paths() + specforge, db)
+    return db
+
+
+@pytest.mark.corpus
+def test_corpus_only_store_shows_the_kimi_k2_specbundle_sweep(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = open_page(corpus_store, monkeypatch, {"sweep": "Kimi-K2-Instruct · gsm8k"})
+    page = text(app)
+    assert "**AQ-MedAI/Kimi-K2-Instruct-eagle3**: one batch size measured (8): speedup 1.61×" in page
+    assert "specforge-specbundle-raw-data.json" in page  # the source is named
+    assert table_problems(app) == []
+
+
+@pytest.mark.corpus
+def test_corpus_only_store_opens_on_a_sweep_by_default(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = open_page(corpus_store, monkeypatch)
+    assert app.selectbox[0].value in sweeps.sweep_overview(sweeps.points(corpus_store))["sweep"].tolist()
+    assert len(app.get("plotly_chart")) >= 2 and table_problems(app) == []
+
+
+@pytest.mark.corpus
+def test_corpus_issue_339_table_never_pays(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = open_page(corpus_store, monkeypatch, {"sweep": "specforge-issue-339-user-sweep-tables"})
+    assert "**EAGLE3 combined**: pays at no batch size measured" in text(app)
+
+
+def test_a_store_without_sweeps_says_what_to_ingest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "runs.duckdb"
+    ingest_paths([FIXTURES / "sweeps" / "user-sweep-table.md"], db)  # a store with a sweep ...
+    empty = tmp_path / "none.duckdb"
+    run_table = tmp_path / "runs.md"
+    run_table.write_text("| Run | Tokens | Time (s) | Throughput (tok/s) |\n|---|---|---|---|\n| 1 | 2048 | 40.5 | 50.6 |\n")
+    ingest_paths([run_table], empty)  # ... and one with benchmark runs only
+    app = open_page(empty, monkeypatch)
+    [info] = [i.value for i in app.info]
+    assert "No sweep in the store yet" in info and "bench_speculative.py" in info and "specdash ingest" in info
+    app = open_page(db, monkeypatch)
+    assert "**EAGLE3**: crossover at batch size **7.0**, between 1 (pays) and 8 (does not)" in text(app)
