@@ -20,10 +20,14 @@ DEMO_K2 = ROOT / "data" / "demo" / "phase-0" / "k2-drafter"
 def test_ingest_prints_one_line_per_file(isolated_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ingest", str(DEMO_K2), "--phase", "phase-0", "--variant", "k2-drafter"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 4
-    assert "bench.json: bench_json, 8 rows loaded" in lines[0]
-    assert [("kineto_trace" in line) for line in lines[1:3]] == [True, True]
-    assert "server.log: sglang_log" in lines[3] and "rows loaded" in lines[3]
+    # the folder also holds the illustrative sweep and its rerun, and per-request statistics (#19, #21)
+    assert len(lines) == 7
+    by_name = {line.split(":")[0].rsplit("/", 1)[-1]: line for line in lines}
+    assert "bench_json, 8 rows loaded" in by_name["bench.json"]
+    assert sum("kineto_trace" in line for line in lines) == 2
+    assert "sglang_log" in by_name["server.log"] and "rows loaded" in by_name["server.log"]
+    assert "spec_request_json" in by_name["requests.jsonl"]
+    assert "bench_speculative_jsonl" in by_name["bench_speculative.jsonl"]
 
 
 def test_gzipped_files_are_read(isolated_store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
