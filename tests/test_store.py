@@ -37,12 +37,13 @@ def test_decode_rows_carry_no_index_for_a_load_to_build(isolated_store: Path) ->
 
 def test_reingesting_the_same_bytes_is_a_noop(isolated_store: Path, tmp_path: Path) -> None:
     first = ingest_paths([DEMO_K2], isolated_store, phase="phase-0", variant="k2-drafter")
-    assert [r.status for r in first] == ["loaded"] * 4  # bench.json, 2 traces, server.log
+    # bench.json, 2 traces, server.log, the sweep and its rerun, requests.jsonl
+    assert [r.status for r in first] == ["loaded"] * 7
     before = counts(isolated_store)
     copy = tmp_path / "copy-of-bench.json"
     shutil.copy(DEMO_K2 / "bench.json", copy)
     again = ingest_paths([DEMO_K2, copy], isolated_store, phase="phase-0", variant="k2-drafter")
-    assert [r.status for r in again] == ["already ingested"] * 5
+    assert [r.status for r in again] == ["already ingested"] * 8
     assert "already ingested" in again[0].summary()
     assert counts(isolated_store) == before
 
