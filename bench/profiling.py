@@ -6,7 +6,7 @@
 * ``log`` / ``trace``: ``specdash ingest`` of the benchmark's generated log / trace into a fresh store;
 * ``compare`` / ``compare-all``: one cold server-side run of the Compare page (Streamlit's AppTest;
   the page's default selection / every phase selected) against the generated 10k-session store,
-  with every ``dashboard.data`` function timed and the page's elements counted.
+  with every ``dashboard.analysis.data`` function timed and the page's elements counted.
 
 py-spy (from ``bench/.venv-hta``) samples every thread; with ``--native`` it also
 unwinds into C/C++ (numpy, Arrow and DuckDB show up as themselves, at a large sampling cost). Collapsed stacks go to
@@ -50,7 +50,7 @@ def compare_page(db: Path, phases: list[str]) -> None:
 
     from streamlit.testing.v1 import AppTest
 
-    from dashboard import data
+    from dashboard.analysis import data
 
     os.environ["SPECDASH_DB"] = str(db)
     spent: Counter[str] = Counter()
@@ -205,7 +205,7 @@ def profile_compare(scale: float, rate: int, every_phase: bool = False) -> str:
         result = json.loads(line.removeprefix("COMPARE_RESULT "))
         rows = sorted(result["spent"].items(), key=lambda item: -item[1])
         extra = (
-            f"**`dashboard.data` functions during that run** (AppTest run {result['total_s']:.1f} s; inclusive: a function "
+            f"**`dashboard.analysis.data` functions during that run** (AppTest run {result['total_s']:.1f} s; inclusive: a function "
             "that calls another counts both)\n\n| function | seconds | share of the run | calls |\n|---|---:|---:|---:|\n"
             + "\n".join(f"| `{name}` | {spent:.2f} | {100 * spent / result['total_s']:.0f} % | {result['calls'][name]} |" for name, spent in rows)
             + "\n"

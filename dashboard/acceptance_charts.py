@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.definitions import ACCEPT, MS, RATIO, SHARE
+from dashboard.analysis.definitions import ACCEPT, MS, RATIO, SHARE
 
 # The same colours, in the same order, as dashboard/charts.py gives variants.
 PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]

@@ -14,9 +14,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard import sampling
-from dashboard.data import IDLE_GAP_S
-from dashboard.definitions import (
+from dashboard.analysis import sampling
+from dashboard.analysis.data import IDLE_GAP_S
+from dashboard.analysis.definitions import (
     ACCEPT,
     CYCLE_PARTS,
     KERNEL_CLASSES,
@@ -25,7 +25,7 @@ from dashboard.definitions import (
     RATIO,
     TOK_S,
 )
-from dashboard.frames import communication_per_cycle
+from dashboard.analysis.frames import communication_per_cycle
 
 PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]
 FASTER, SLOWER, NEUTRAL = "#2E7D32", "#C62828", "#757575"

@@ -35,7 +35,7 @@ def cmd_drafters(args: argparse.Namespace) -> int:
     """Compare two drafters' vocabulary mappings: position by position and as sets."""
     import json
 
-    from dashboard import drafters
+    from dashboard.analysis import drafters
 
     found = drafters.compare_given(store.resolve_db_path(args.db), args.a, args.b)
     if args.json:
@@ -53,7 +53,7 @@ def cmd_drafters(args: argparse.Namespace) -> int:
 
 def cmd_decide(args: argparse.Namespace) -> int:
     """Record a decision with its evidence frozen (or list/show the ledger); prints the Markdown summary."""
-    from dashboard import (
+    from dashboard.analysis import (
         ledger,  # evidence is computed by the dashboard's readers (no Streamlit)
     )
 

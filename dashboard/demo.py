@@ -1,7 +1,7 @@
 """Build the demo store from ``data/demo/<phase>/<variant>/``, as a user would ingest their files.
 
 Each phase ends with the decision the team took, recorded as a user would record it: evidence
-frozen from that phase's sessions (``dashboard.data.sessions``), a note, a fixed date. Phase 0's is
+frozen from that phase's sessions (``dashboard.analysis.data.sessions``), a note, a fixed date. Phase 0's is
 the seed's verdict; Phases 1 and 2 and their decisions are illustrative (data/README.md).
 """
 from __future__ import annotations
@@ -113,10 +113,7 @@ def record_phase_decision(db_path: Path, decision: PhaseDecision) -> str | None:
     server logs and bench_serving records) gets no decision and a warning: ``record_decision``
     refuses an empty session list, and ``compute_evidence`` with none would read every session in the store.
     """
-    from dashboard import (  # the dashboard's evidence code, importable without Streamlit
-        data,
-        evidence,
-    )
+    from dashboard.analysis import data, evidence
     from ingest.decisions import record_decision
 
     phase_sessions = data.sessions(db_path, [decision.phase])

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.drafters import verdict_rows
+from dashboard.analysis.drafters import verdict_rows
 from ingest.drafter_checks import Comparison
 
 GAP = "—"

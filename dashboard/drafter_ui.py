@@ -4,7 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import drafters, queries
+from dashboard import queries
+from dashboard.analysis import drafters
 
 all_drafters = queries.cached(drafters.drafters)
 comparison = queries.cached(drafters.comparison)

@@ -1,8 +1,8 @@
-"""Cached access to ``dashboard.data`` (and evidence checks) for the pages.
+"""Cached access to ``dashboard.analysis.data`` (and evidence checks) for the pages.
 
 Every cached call is keyed by the store's change id (bumped by each ingest and
 each recorded decision), so new data shows after a rerun without restarting the
-app. Nothing here holds a connection: ``dashboard.data`` opens and closes one per call.
+app. Nothing here holds a connection: ``dashboard.analysis.data`` opens and closes one per call.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, evidence, rawlog
+from dashboard.analysis import data, evidence, rawlog
 from dashboard.state import Keys
 from ingest.store import resolve_db_path
 
@@ -90,7 +90,7 @@ def loader(reader: Callable[Concatenate[str, P], R], *args: P.args, **kwargs: P.
     return functools.partial(reader, db_path(), *args, **kwargs)
 
 
-# The pages' readers: ``dashboard.data``'s functions, same names and arguments, without the store.
+# The pages' readers: ``dashboard.analysis.data``'s functions, same names and arguments, without the store.
 phases = cached(data.phases)
 variants = cached(data.variants)
 speculative_variants = cached(data.speculative_variants)

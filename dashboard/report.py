@@ -14,10 +14,11 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard import charts, definitions, frames, sampling
-from dashboard.analysis import ISO_SPEEDUPS, METRIC_LABELS, TOKENS_OVER_TIME
-from dashboard.definitions import ACCEPT, EMPTY, MS, RATIO
-from dashboard.evidence import evidence_frames, headline
+from dashboard import charts
+from dashboard.analysis import definitions, frames, sampling
+from dashboard.analysis.compare import ISO_SPEEDUPS, METRIC_LABELS, TOKENS_OVER_TIME
+from dashboard.analysis.definitions import ACCEPT, EMPTY, MS, RATIO
+from dashboard.analysis.evidence import evidence_frames, headline
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1150px; margin: 2rem auto;

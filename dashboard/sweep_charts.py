@@ -8,8 +8,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.definitions import ACCEPT, EMPTY, MS, RATIO, TOK_S
-from dashboard.sweeps import CROSSOVER_AT, X_AXES, Crossover
+from dashboard.analysis.definitions import ACCEPT, EMPTY, MS, RATIO, TOK_S
+from dashboard.analysis.sweeps import CROSSOVER_AT, X_AXES, Crossover
 
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 50, "b": 50},

@@ -9,7 +9,8 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, definitions, exports, queries
+from dashboard import queries
+from dashboard.analysis import compare, definitions, exports
 from dashboard.state import BASELINE, METRIC, PHASES, VARIANTS
 from ingest.errors import NoStore, SpecdashError
 
@@ -92,16 +93,16 @@ def selection_bar(store: dict[str, Any], with_metric: bool = True) -> Selection:
     columns[1].multiselect("Variants", variant_options, key=VARIANTS.key)
     variants: list[str] = st.session_state[VARIANTS.key]
 
-    BASELINE.seed_value(variants, analysis.default_baseline(variants, queries.speculative_variants()))
+    BASELINE.seed_value(variants, compare.default_baseline(variants, queries.speculative_variants()))
     columns[2].selectbox(
         "Baseline", variants, key=BASELINE.key, placeholder="pick a baseline",
         help="Deltas and break-even are against this variant. Default: the variant whose server ran without speculation.",
     )
-    metric = analysis.TOKENS_OVER_TIME
+    metric = compare.TOKENS_OVER_TIME
     if with_metric:
-        options = [analysis.TOKENS_OVER_TIME, analysis.MEAN_OF_RUNS]
-        METRIC.seed_value(options, analysis.TOKENS_OVER_TIME)
-        st.radio("Headline tok/s", options, key=METRIC.key, format_func=analysis.METRIC_LABELS.get, horizontal=True,
+        options = [compare.TOKENS_OVER_TIME, compare.MEAN_OF_RUNS]
+        METRIC.seed_value(options, compare.TOKENS_OVER_TIME)
+        st.radio("Headline tok/s", options, key=METRIC.key, format_func=compare.METRIC_LABELS.get, horizontal=True,
                  help="Both are shown in the table; the 95% CIs are on the mean of runs.")
         metric = st.session_state[METRIC.key]
     for param in (PHASES, VARIANTS, BASELINE, METRIC) if with_metric else (PHASES, VARIANTS, BASELINE):

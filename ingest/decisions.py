@@ -1,7 +1,7 @@
 """The decision ledger's writer: a verdict, its note, and the evidence numbers frozen when it was made.
 
 The evidence (means, CIs, deltas, accept lengths of the evidence sessions) is
-computed by ``dashboard.evidence`` (importable without Streamlit, so the CLI can
+computed by ``dashboard.analysis.evidence`` (importable without Streamlit, so the CLI can
 call it too) and stored here as canonical JSON with its hash. Recomputing the
 evidence later and comparing hashes tells whether it has changed since (the
 decision is then *stale*). Floats are rounded to 9 significant digits before

@@ -14,7 +14,7 @@ file can change only some sessions' rows:
 Those are recomputed; rows of sessions that no longer exist are dropped. When the clock skew
 changed since the last refresh (``specdash ingest --clock-skew`` stores it before loading), every
 window moves, so everything is rebuilt. Afterwards ``store_meta.run_windows_basis`` records what
-the tables were computed from; readers (``dashboard.data``) fall back to the views when it differs.
+the tables were computed from; readers (``dashboard.analysis.data``) fall back to the views when it differs.
 """
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dashboard import analysis, data, frames
-from dashboard.analysis import CYCLE_ESTIMATED, CYCLE_MEASURED, TOKENS_OVER_TIME
+from dashboard.analysis import compare, data, frames
+from dashboard.analysis.compare import CYCLE_ESTIMATED, CYCLE_MEASURED, TOKENS_OVER_TIME
 
 VARIANTS = ["baseline", "from-scratch", "k2-drafter"]
 
@@ -35,7 +35,7 @@ def config_row(variant: str, **args: object) -> dict[str, object]:
 # --- comparison -------------------------------------------------------------------------------
 
 def test_baseline_row_has_no_delta_interval_and_speedup_one() -> None:
-    out = analysis.compare_variants(summary_frame(), ACCEPT, "baseline").set_index("variant")
+    out = compare.compare_variants(summary_frame(), ACCEPT, "baseline").set_index("variant")
     assert out.loc["baseline", "verdict"] == "baseline"
     assert out.loc["baseline", "speedup"] == 1.0
     assert pd.isna(out.loc["baseline", "delta_low"])
@@ -45,7 +45,7 @@ def test_baseline_row_has_no_delta_interval_and_speedup_one() -> None:
 
 
 def test_without_baseline_there_are_no_deltas() -> None:
-    out = analysis.compare_variants(summary_frame(), ACCEPT, None)
+    out = compare.compare_variants(summary_frame(), ACCEPT, None)
     assert "delta" not in out.columns
     assert out["headline"].tolist() == [81.99, 51.78]
 
@@ -59,11 +59,11 @@ def test_without_baseline_there_are_no_deltas() -> None:
     ],
 )
 def test_default_baseline_prefers_the_non_speculative_server(variants: list[str], speculative: dict, expected: str | None) -> None:
-    assert analysis.default_baseline(variants, speculative) == expected
+    assert compare.default_baseline(variants, speculative) == expected
 
 
 def test_comparison_table_reads_like_the_page() -> None:
-    comparison = analysis.compare_variants(summary_frame(), ACCEPT, "baseline")
+    comparison = compare.compare_variants(summary_frame(), ACCEPT, "baseline")
     table = frames.comparison_table(comparison, True, {"k2"}).set_index("variant")
     assert table.loc["baseline", "Δ 95% CI"] == "—" and pd.isna(table.loc["baseline", "Δ tok/s"])
     assert table.loc["k2", "drafts/step"] == 0.58
@@ -74,8 +74,8 @@ def test_comparison_table_reads_like_the_page() -> None:
 # --- break-even (DOMAIN.md §2) ----------------------------------------------------------------
 
 def test_break_even_of_the_k2_story_from_the_cycle_model() -> None:
-    comparison = analysis.compare_variants(summary_frame(), ACCEPT, "baseline", TOKENS_OVER_TIME)
-    [k2] = analysis.break_even(comparison, pd.DataFrame(), "baseline")
+    comparison = compare.compare_variants(summary_frame(), ACCEPT, "baseline", TOKENS_OVER_TIME)
+    [k2] = compare.break_even(comparison, pd.DataFrame(), "baseline")
     assert k2.cycle_source == CYCLE_ESTIMATED
     assert k2.cycle_ms == pytest.approx(30.5, abs=0.05)
     assert k2.baseline_step_ms == pytest.approx(12.2, abs=0.05)
@@ -87,9 +87,9 @@ def test_break_even_of_the_k2_story_from_the_cycle_model() -> None:
 
 
 def test_a_measured_cycle_replaces_the_estimate() -> None:
-    comparison = analysis.compare_variants(summary_frame(), ACCEPT, "baseline")
+    comparison = compare.compare_variants(summary_frame(), ACCEPT, "baseline")
     measured = pd.DataFrame({"variant": ["k2", "baseline"], "cycle_kind": ["speculative", "decode"], "cycle_ms": [36.0, 12.0]})
-    [k2] = analysis.break_even(comparison, measured, "baseline")
+    [k2] = compare.break_even(comparison, measured, "baseline")
     assert (k2.cycle_source, k2.baseline_step_source) == (CYCLE_MEASURED, CYCLE_MEASURED)
     assert k2.cost_ratio == pytest.approx(3.0)
     assert k2.needed_accepted_drafts == pytest.approx(2.0)
@@ -99,7 +99,7 @@ def test_plane_points_place_each_session() -> None:
     sessions = pd.DataFrame({"session_id": ["b-0", "k-0"], "variant": ["baseline", "k2"], "phase": ["p0", "p0"],
                              "started_at": [None, None], "tokens_over_time": [80.0, 50.0], "mean_of_runs": [80.0, 50.0]})
     accept = pd.DataFrame({"session_id": ["k-0"], "tokens_per_step": [1.5]})
-    points = analysis.plane_points(sessions, accept, 1000 / 80.0, TOKENS_OVER_TIME).set_index("session_id")
+    points = compare.plane_points(sessions, accept, 1000 / 80.0, TOKENS_OVER_TIME).set_index("session_id")
     assert points.loc["b-0", "tokens_per_step"] == 1.0 and points.loc["b-0", "cost_ratio"] == pytest.approx(1.0)
     assert points.loc["k-0", "cost_ratio"] == pytest.approx(1.5 / 50 * 80)
     assert points.loc["k-0", "speedup"] == pytest.approx(50 / 80)
@@ -111,7 +111,7 @@ def test_like_for_like_when_only_the_drafter_differs() -> None:
     configs = pd.DataFrame([config_row("baseline", model_path="m", tp_size=8, speculative_algorithm=None),
                             config_row("k2", model_path="m", tp_size=8, speculative_algorithm="EAGLE3",
                                        speculative_num_steps=2, speculative_draft_model_path="/d")])
-    findings = analysis.comparability(configs, summary_frame(), ACCEPT, "baseline")
+    findings = compare.comparability(configs, summary_frame(), ACCEPT, "baseline")
     assert [f["setting"] for f in findings] == ["speculative_num_steps"]  # the drafter itself is not listed
     assert all(f["like_for_like"] for f in findings)
 
@@ -121,7 +121,7 @@ def test_setup_benchmark_and_observed_differences_break_like_for_like() -> None:
                             config_row("k2", model_path="m", tp_size=4, version="0.5.3", speculative_algorithm="EAGLE3")])
     summary = summary_frame(max_tokens=[[2048], [1024]], prompt_min=[27, 900], prompt_max=[33, 1000])
     accept = ACCEPT.assign(cuda_graph=[[True], [False]])
-    blocked = {(f["setting"], f["kind"]) for f in analysis.comparability(configs, summary, accept, "baseline")
+    blocked = {(f["setting"], f["kind"]) for f in compare.comparability(configs, summary, accept, "baseline")
                if not f["like_for_like"]}
     assert blocked == {("tp_size", "setup"), ("version", "setup"), ("max_tokens", "benchmark"),
                        ("prompt tokens", "benchmark"), ("cuda graph (decode lines)", "observed")}
@@ -129,7 +129,7 @@ def test_setup_benchmark_and_observed_differences_break_like_for_like() -> None:
 
 def test_missing_baseline_config_cannot_be_checked() -> None:
     configs = pd.DataFrame([config_row("k2", speculative_algorithm="EAGLE3")])
-    [finding] = analysis.comparability(configs, summary_frame(), ACCEPT, "baseline")
+    [finding] = compare.comparability(configs, summary_frame(), ACCEPT, "baseline")
     assert finding["kind"] == "unknown" and finding["like_for_like"] is False
 
 
@@ -137,13 +137,13 @@ def test_drafter_differences_list_speculation_settings_between_drafters() -> Non
     configs = pd.DataFrame([config_row("baseline"),
                             config_row("a", speculative_algorithm="EAGLE3", speculative_num_steps=3),
                             config_row("b", speculative_algorithm="EAGLE3", speculative_num_steps=2)])
-    table = analysis.drafter_differences(configs, "baseline")
+    table = compare.drafter_differences(configs, "baseline")
     assert table.to_dict("records") == [{"setting": "speculative_num_steps", "kind": "speculation setting", "a": "3", "b": "2"}]
 
 
 @pytest.mark.parametrize(("diff_only", "expected"), [(True, ["tp_size"]), (False, ["model_path", "tp_size"])])
 def test_side_by_side_diff_only(diff_only: bool, expected: list[str]) -> None:
-    table = analysis.side_by_side({"this": {"model_path": "m", "tp_size": 8, "port": 1},
+    table = compare.side_by_side({"this": {"model_path": "m", "tp_size": 8, "port": 1},
                                    "baseline": {"model_path": "m", "tp_size": 4, "port": 2}}, diff_only)
     assert table["setting"].tolist() == expected  # port is never a difference that matters
 
@@ -154,7 +154,7 @@ def test_phase_trends_follow_the_phase_order() -> None:
     summary = pd.DataFrame({"phase": ["p1", "p0"], "variant": ["k2", "k2"], "n_runs": [3, 5], "mean_of_runs": [70.0, 51.88],
                             "tokens_over_time": [70.1, 51.78], "sd": [1.0, 2.151]})
     accept = pd.DataFrame({"phase": ["p0"], "variant": ["k2"], "tokens_per_step": [1.58], "accepted_drafts_per_step": [0.58]})
-    trends = analysis.phase_trends(summary, accept, ["p0", "p1"], TOKENS_OVER_TIME)
+    trends = compare.phase_trends(summary, accept, ["p0", "p1"], TOKENS_OVER_TIME)
     assert trends["phase"].tolist() == ["p0", "p1"]
     assert trends["tokens_per_step"].tolist()[0] == 1.58 and pd.isna(trends["tokens_per_step"].tolist()[1])
 
@@ -164,8 +164,8 @@ def test_phase_trends_follow_the_phase_order() -> None:
 def test_demo_break_even_reads_as_the_story(demo_db: Path) -> None:
     summary = data.variant_summary(demo_db, ["phase-0"], VARIANTS)
     accept = data.accept_length(demo_db, ["phase-0"], VARIANTS)
-    comparison = analysis.compare_variants(summary, accept, "baseline")
-    results = {r.variant: r for r in analysis.break_even(comparison, data.measured_cycles(demo_db, [], []), "baseline")}
+    comparison = compare.compare_variants(summary, accept, "baseline")
+    results = {r.variant: r for r in compare.break_even(comparison, data.measured_cycles(demo_db, [], []), "baseline")}
     k2 = results["k2-drafter"]
     assert (round(k2.cost_ratio, 2), round(k2.needed_accepted_drafts, 2)) == (2.50, 1.50)
     assert (round(k2.cycle_ms, 1), round(k2.baseline_step_ms, 1)) == (30.5, 12.2)
@@ -186,9 +186,9 @@ def test_demo_is_like_for_like_against_the_baseline(demo_db: Path) -> None:
     configs = data.configs_by_variant(demo_db, ["phase-0"], VARIANTS)
     summary = data.variant_summary(demo_db, ["phase-0"], VARIANTS)
     accept = data.accept_length(demo_db, ["phase-0"], VARIANTS)
-    findings = analysis.comparability(configs, summary, accept, "baseline")
+    findings = compare.comparability(configs, summary, accept, "baseline")
     assert findings and all(f["like_for_like"] for f in findings)
-    between = analysis.drafter_differences(configs, "baseline").set_index("setting")
+    between = compare.drafter_differences(configs, "baseline").set_index("setting")
     assert between.loc["speculative_num_steps"].to_dict() == {"kind": "speculation setting", "from-scratch": "3", "k2-drafter": "2"}
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard import data
+from dashboard.analysis import data
 from ingest import store
 from ingest.pipeline import ingest_paths
 from tests.conftest import ROOT

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard import data, definitions
+from dashboard.analysis import data, definitions
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS
 from tests.test_app import run_page

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from dashboard import data
-from ingest import decisions, store
+from dashboard.analysis import data, ledger
+from ingest import store
 from ingest.errors import StoreBusy
 from ingest.pipeline import ingest_paths
 from tests.conftest import FIXTURES
@@ -82,7 +82,7 @@ def test_a_store_that_stays_busy_while_recording_is_said_not_thrown(demo_copy: P
     def busy(db: Path, **_: object) -> str:
         raise StoreBusy(db, "the store stayed locked by another process for 30 s", hint="wait for the other ingest to finish")
 
-    monkeypatch.setattr(decisions, "record_decision", busy)
+    monkeypatch.setattr(ledger, "record_decision", busy)  # the page records through the ledger
     app = run_page("views/decisions.py", demo_copy, monkeypatch)
     app.text_input(key="w_decision_title").set_value("Recorded while an ingest runs")
     app.radio(key="w_decision_verdict").set_value("accepted")

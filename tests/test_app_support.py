@@ -12,7 +12,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from dashboard import data, exports, rawlog, uploads
+from dashboard import uploads
+from dashboard.analysis import data, exports, rawlog
 from tests.conftest import ROOT
 
 DEMO_K2 = ROOT / "data" / "demo" / "phase-0" / "k2-drafter"

@@ -303,7 +303,7 @@ def test_one_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
 
 
 def test_every_expected_error_shares_one_base_with_where_and_what_to_do() -> None:
-    from dashboard.evidence import NoEvidence
+    from dashboard.analysis.evidence import NoEvidence
     from ingest import errors
     from ingest.decisions import InvalidDecision
 

@@ -46,7 +46,7 @@ def test_import_ingest_loads_no_streamlit_or_plotly() -> None:
 
 
 def test_dashboard_data_layer_imports_no_streamlit() -> None:
-    code = "import sys, dashboard.data, dashboard.analysis, dashboard.stats\nsys.exit('streamlit' in sys.modules)"
+    code = "import sys, dashboard.analysis.data, dashboard.analysis.compare, dashboard.analysis.stats\nsys.exit('streamlit' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60).returncode == 0
 
 
@@ -55,8 +55,46 @@ def test_numba_is_loaded_only_to_read_a_log() -> None:
     store and decisions), which brings the parsers, and must not pay for numba (it never reads a log:
     uploads are ingested by a child process)."""
     code = (
-        "import sys, ingest.pipeline, ingest.registry, dashboard.data\n"
+        "import sys, ingest.pipeline, ingest.registry, dashboard.analysis.data\n"
         "ingest.registry.registered_formats()\n"
         "sys.exit('numba' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60).returncode == 0
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The dotted modules a module imports (``from a.b import c`` gives ``a.b`` and ``a.b.c``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_the_analysis_layer_imports_only_itself_ingest_and_libraries() -> None:
+    """``dashboard/analysis`` (statistics, comparison, evidence, ledger, summaries, SQL readers) is what
+    the CLI and the app share: it may import ``ingest`` and itself, never the app's modules or a UI library."""
+    modules = sorted((ROOT / "dashboard" / "analysis").glob("*.py"))
+    assert len(modules) >= 14
+    wrong_way = {
+        str(path.relative_to(ROOT)): sorted(
+            name for name in imported_modules(path)
+            if name.partition(".")[0] in ("streamlit", "plotly")
+            or (name.startswith("dashboard") and name != "dashboard.analysis" and not name.startswith("dashboard.analysis."))
+        )
+        for path in modules
+    }
+    assert {path: names for path, names in wrong_way.items() if names} == {}
+
+
+def test_ui_free_modules_outside_the_analysis_layer_are_the_entry_points_and_app_support() -> None:
+    """A UI-free module left at ``dashboard/``'s top is an entry point (the CLI, the demo builder) or
+    supports the app process (uploads, memory, raw log lines); anything else belongs in the analysis layer."""
+    ui_free = {
+        path.name for path in (ROOT / "dashboard").glob("*.py")
+        if not {"streamlit", "plotly"} & imported_packages(path)
+    }
+    assert ui_free == {"__init__.py", "__main__.py", "cli.py", "demo.py", "uploads.py", "memory.py"}

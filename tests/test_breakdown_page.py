@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dashboard import analysis, charts, data
+from dashboard import charts
+from dashboard.analysis import compare, data
 from ingest.pipeline import ingest_paths
 from tests.conftest import ROOT
 from tests.test_app import run_page, texts
@@ -17,7 +18,7 @@ DEMO = ROOT / "data" / "demo" / "phase-0"
 
 def test_demo_composition_retells_the_verify_bottleneck(demo_db: Path) -> None:
     composition = data.cycle_composition(demo_db, ["phase-0"], [])
-    headlines = analysis.cycle_headlines(composition).set_index("variant")
+    headlines = compare.cycle_headlines(composition).set_index("variant")
     k2 = headlines.loc["k2-drafter"]
     assert k2["cycle_kind"] == "speculative"
     assert k2["cycle_ms"] == pytest.approx(30.5, abs=0.1)
@@ -34,7 +35,7 @@ def test_demo_composition_retells_the_verify_bottleneck(demo_db: Path) -> None:
 def test_headline_sentence() -> None:
     row = pd.Series({"variant": "k2", "cycle_kind": "speculative", "cycle_ms": 30.5, "communication_ms": 29.1,
                      "communication_share": 29.1 / 30.5, "verify_ms": 30.0, "verify_comm_share": 0.97})
-    assert analysis.headline_sentence(row) == (
+    assert compare.headline_sentence(row) == (
         "Communication is **95%** of **k2**'s cycle (29.1 of 30.5 ms); verify takes 30.0 ms, **97%** of it communication."
     )
 

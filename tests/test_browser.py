@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from dashboard import data
+from dashboard.analysis import data
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, look_at, screenshot, served
 from tests.conftest import FIXTURES
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard import data
+from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
 from tests.browser import CHROMIUM, screenshot, served
 from tests.conftest import CORPUS

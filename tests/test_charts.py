@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from dashboard import charts
-from dashboard.analysis import ISO_SPEEDUPS
+from dashboard.analysis.compare import ISO_SPEEDUPS
 
 T0 = pd.Timestamp("2026-02-10 14:00:00")
 

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts, data, memory, queries, sampling
+from dashboard import charts, memory, queries
+from dashboard.analysis import data, sampling
 
 
 def many_runs(per_variant: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -73,7 +74,7 @@ def test_cached_results_of_an_older_change_are_dropped(demo_db: Path, monkeypatc
         return ["phase-0"]
 
     def read() -> None:
-        queries._cached("dashboard.data.phases", counted_phases, str(demo_db), "first", (), ())
+        queries._cached("dashboard.analysis.data.phases", counted_phases, str(demo_db), "first", (), ())
 
     read()
     read()

@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from dashboard import data, evidence
+from dashboard.analysis import data, evidence
 from dashboard.demo import PHASE0_NOTE
 from tests.conftest import ROOT
 
@@ -201,7 +201,7 @@ def test_phase2_decision_rests_on_phase2_sessions(demo_db: Path) -> None:
 def test_each_phase_ends_with_its_decision(demo_db: Path) -> None:
     if data.sessions(demo_db, ["phase-1"]).empty:
         pytest.xfail("phase-1 holds only server logs and bench_serving records: it has sessions, and so a decision, "
-                     "only once dashboard.data makes sessions from any evidence")
+                     "only once dashboard.analysis.data makes sessions from any evidence")
     decisions = decisions_by_phase(demo_db)
     assert sorted(decisions) == ["phase-0", "phase-1", "phase-2"]
     row = decisions["phase-1"]

@@ -12,27 +12,20 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dashboard import (
-    analysis,
-    charts,
-    definitions,
-    exports,
-    frames,
-    report,
-    summary,
-    ui,
-)
-from dashboard.definitions import ACCEPT, COUNT, MS, PERCENT, SHARE, TOK_S
+from dashboard import charts, report, ui
+from dashboard.analysis import compare, definitions, exports, frames, summary
+from dashboard.analysis.definitions import ACCEPT, COUNT, MS, PERCENT, SHARE, TOK_S
 from tests.conftest import ROOT
 
-# The modules that show numbers to people: every page and the builders they use. Not scanned: analysis.py
+# The modules that show numbers to people: every page and the builders they use. Not scanned: compare.py
 # (BreakEven.sentence, headline_sentence; the pages use summary.break_even_sentence and breakdown_sentence),
 # evidence.py (headline) and sampling.py, whose owners edit them elsewhere; and the pages below, added while
 # the declaration was written — each leaves this list once its numbers go through a Quantity.
 NOT_YET_DECLARED = {"acceptance.py", "drafters.py", "sweeps.py"}
 DISPLAY_MODULES = sorted([*(p for p in (ROOT / "dashboard" / "views").glob("*.py") if p.name not in NOT_YET_DECLARED),
                           *(ROOT / "dashboard" / name for name in
-                            ("charts.py", "frames.py", "ui.py", "report.py", "summary.py", "exports.py", "app.py"))])
+                            ("charts.py", "ui.py", "report.py", "app.py", "analysis/frames.py", "analysis/summary.py",
+                             "analysis/exports.py"))])
 
 OWN_FORMATTING = {
     "a format spec with a precision (:.2f, :+.1f, :,.0%)": re.compile(r":[+\-]?[,_]?\.\d+[a-zA-Z%]?\}"),
@@ -56,7 +49,7 @@ def own_formatting(source: str) -> list[str]:
 def test_display_modules_format_numbers_only_through_the_declaration() -> None:
     offenders = {str(path.relative_to(ROOT)): hits for path in DISPLAY_MODULES
                  if (hits := own_formatting(path.read_text(encoding="utf-8")))}
-    assert offenders == {}, "format through dashboard.definitions (a Quantity) instead:\n" + "\n".join(
+    assert offenders == {}, "format through dashboard.analysis.definitions (a Quantity) instead:\n" + "\n".join(
         f"{path}:{hit}" for path, hits in offenders.items() for hit in hits)
 
 
@@ -138,7 +131,7 @@ def comparison() -> pd.DataFrame:
     })
     accept = pd.DataFrame({"variant": ["k2"], "tokens_per_step": [1.58], "accepted_drafts_per_step": [0.58],
                            "log_lines": [180], "accept_basis": ["server log"]})
-    return analysis.compare_variants(summary_rows, accept, "baseline")
+    return compare.compare_variants(summary_rows, accept, "baseline")
 
 
 def test_the_compare_export_holds_each_ci_as_two_numbers_at_full_precision() -> None:
@@ -178,7 +171,7 @@ def test_the_upload_report_says_which_outcome_each_file_had() -> None:
 
 
 def test_reports_name_the_baseline_once(demo_db: Path) -> None:
-    from dashboard import data, evidence
+    from dashboard.analysis import data, evidence
 
     row = data.decisions(demo_db).iloc[-1].to_dict()
     frozen = evidence.frozen(row)
@@ -201,7 +194,7 @@ def test_break_even_tags_clear_each_other_and_the_points() -> None:
                            "tokens_per_step": [1.0, 2.0, 2.0, 1.58, 1.58], "cost_ratio": [1.0, 2.73, 2.70, 2.50, 2.50],
                            "source": ["session", "session", "trace", "session", "trace"]})
     needs = pd.DataFrame({"variant": ["fs", "k2"], "tokens_per_step": [2.0, 1.58], "cost_ratio": [2.70, 2.50]})
-    fig = charts.breakeven_plane(points, analysis.ISO_SPEEDUPS, needs)
+    fig = charts.breakeven_plane(points, compare.ISO_SPEEDUPS, needs)
     scale = (charts.PLANE_PLOT_PX[0] / fig.layout.xaxis.range[1], charts.PLANE_PLOT_PX[1] / fig.layout.yaxis.range[1])
     boxes = [charts.tag_box(charts.Tag(a.x, a.y, a.text, "", a.xanchor, a.yanchor, a.xshift, a.yshift), scale)
              for a in fig.layout.annotations]
@@ -256,7 +249,7 @@ def test_the_pages_sentences_read_each_quantity_at_its_precision() -> None:
     assert summary.breakdown_sentence(row) == (
         "Communication is **95%** of **k2**'s cycle (29.10 of 30.50 ms); verify takes 30.00 ms, **97%** of it communication."
     )
-    [k2] = analysis.break_even(comparison(), pd.DataFrame(), "baseline")
+    [k2] = compare.break_even(comparison(), pd.DataFrame(), "baseline")
     sentence = summary.break_even_sentence(k2)
     assert "r = 2.50 (cycle ≈ 30.51 ms, estimated from tok/s and accept length, vs baseline step 12.20 ms)" in sentence
     assert "**1.50 accepted drafts per step** (now 0.58)" in sentence and "**≤ 19.27 ms**" in sentence

@@ -11,7 +11,8 @@ import duckdb
 import numpy as np
 import pytest
 
-from dashboard import cli, drafters
+from dashboard import cli
+from dashboard.analysis import drafters
 from ingest import drafter_checks, safetensors
 from ingest.errors import MalformedInput
 from ingest.pipeline import expand_paths, ingest_paths

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard import data
+from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, ROOT
 from tests.test_app import PAGES, run_page

@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dashboard import data
+from dashboard.analysis import data
 from dashboard.cli import main
 from ingest import run_windows, store
 from ingest.pipeline import ingest_paths

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts, report, sampling
+from dashboard import charts, report
+from dashboard.analysis import sampling
 from dashboard.state import Keys
 
 BUDGET, FLOOR = 600, 30

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dashboard.analysis import (
+from dashboard.analysis.compare import (
     CYCLE_ESTIMATED,
     STEP_ESTIMATED,
     BreakEven,
@@ -13,7 +13,7 @@ from dashboard.analysis import (
     config_diff,
     welch_from_summary,
 )
-from dashboard.stats import mean_ci, t_quantile, welch_diff_ci
+from dashboard.analysis.stats import mean_ci, t_quantile, welch_diff_ci
 
 SEED_TOK_PER_S = [50.6, 51.9, 49.1, 54.6, 53.2]
 

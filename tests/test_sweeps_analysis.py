@@ -1,4 +1,4 @@
-"""Where speculation pays (dashboard/sweeps.py): speedup against the baseline at the same batch, the
+"""Where speculation pays (dashboard/analysis/sweeps.py): speedup against the baseline at the same batch, the
 interpolated crossover with its range, the config grid; on hand-made points, the demo store and the corpus."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dashboard import sweeps
+from dashboard.analysis import sweeps
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, FIXTURES
 
@@ -140,7 +140,7 @@ def test_the_sweep_modules_format_numbers_only_through_quantities() -> None:
     from tests.conftest import ROOT
     from tests.test_display_formats import own_formatting
 
-    for name in ("dashboard/sweeps.py", "dashboard/sweep_charts.py", "dashboard/views/sweeps.py"):
+    for name in ("dashboard/analysis/sweeps.py", "dashboard/sweep_charts.py", "dashboard/views/sweeps.py"):
         assert own_formatting((ROOT / name).read_text(encoding="utf-8")) == [], name
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard import definitions, sweeps
+from dashboard.analysis import definitions, sweeps
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, FIXTURES
 from tests.test_every_file import corpus_paths

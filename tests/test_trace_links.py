@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dashboard import data
+from dashboard.analysis import data
 from dashboard.cli import main
 from tests.conftest import ROOT
 from tests.test_app import run_page

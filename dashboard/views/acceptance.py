@@ -6,8 +6,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard import acceptance, acceptance_charts, queries, ui
-from dashboard.definitions import (
+from dashboard import acceptance_charts, queries, ui
+from dashboard.analysis import acceptance
+from dashboard.analysis.definitions import (
     ACCEPT,
     COUNT,
     EMPTY,

@@ -4,8 +4,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, definitions, frames, queries, summary, ui
-from dashboard.definitions import MS
+from dashboard import charts, queries, ui
+from dashboard.analysis import compare, definitions, frames, summary
+from dashboard.analysis.definitions import MS
 from dashboard.state import carried_params
 
 st.title("Where a cycle's time goes")
@@ -28,7 +29,7 @@ estimates = pd.DataFrame(columns=["variant", "cycle_ms"])
 if untraced:
     untraced_summary = queries.variant_summary(selection.phases, untraced)
     if not untraced_summary.empty:
-        comparison = analysis.compare_variants(untraced_summary, queries.accept_length(selection.phases, untraced), None)
+        comparison = compare.compare_variants(untraced_summary, queries.accept_length(selection.phases, untraced), None)
         estimates = comparison[["variant", "cycle_ms_est"]].rename(columns={"cycle_ms_est": "cycle_ms"}).dropna()
 if composition.empty and estimates.empty and whole_traces.empty:
     st.info(
@@ -38,7 +39,7 @@ if composition.empty and estimates.empty and whole_traces.empty:
     st.stop()
 
 # --- headline -----------------------------------------------------------------------------------
-headlines = analysis.cycle_headlines(composition) if not composition.empty else pd.DataFrame()
+headlines = compare.cycle_headlines(composition) if not composition.empty else pd.DataFrame()
 for _, row in headlines.iterrows():
     st.markdown(summary.breakdown_sentence(row))
 if not headlines.empty:

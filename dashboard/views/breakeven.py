@@ -4,8 +4,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, definitions, frames, queries, summary, ui
-from dashboard.definitions import MS
+from dashboard import charts, queries, ui
+from dashboard.analysis import compare, definitions, frames, summary
+from dashboard.analysis.definitions import MS
 from dashboard.state import SESSION, Keys, carried_params
 
 st.title("Break-even")
@@ -25,19 +26,19 @@ if variant_summary.empty:
     st.info("No measured benchmark runs for this selection. Ingest a benchmark JSON for these variants.")
     st.stop()
 accept = queries.accept_length(selection.phases, selection.variants)
-comparison = analysis.compare_variants(variant_summary, accept, selection.baseline, selection.metric)
+comparison = compare.compare_variants(variant_summary, accept, selection.baseline, selection.metric)
 baseline = selection.baseline
 if baseline is None or baseline not in set(comparison["variant"]):
     st.info("Break-even is relative to a baseline step: pick a baseline above (a variant measured without speculation).")
     st.stop()
 measured = queries.measured_cycles(selection.phases, selection.variants)
-results = analysis.break_even(comparison, measured, baseline)
-step_ms, step_source = analysis.baseline_step(comparison, measured, baseline) or (None, None)
+results = compare.break_even(comparison, measured, baseline)
+step_ms, step_source = compare.baseline_step(comparison, measured, baseline) or (None, None)
 if step_ms is None:
     st.info(f"The baseline {baseline} has no tok/s to derive a step time from.")
     st.stop()
 
-session_points = analysis.plane_points(
+session_points = compare.plane_points(
     queries.session_summary(selection.phases, selection.variants),
     queries.accept_length(selection.phases, selection.variants, by="session"),
     step_ms, selection.metric,
@@ -46,7 +47,7 @@ points = session_points.assign(
     label=[f"{v} · {p or 'no phase'}" for v, p in zip(session_points["variant"], session_points["phase"], strict=True)],
     source=["session: cycle model estimate"] * len(session_points),
 ) if not session_points.empty else pd.DataFrame(columns=["label", "variant", "tokens_per_step", "cost_ratio", "source", "session_id"])
-traced = [r for r in results if r.cycle_source == analysis.CYCLE_MEASURED]
+traced = [r for r in results if r.cycle_source == compare.CYCLE_MEASURED]
 if traced:
     points = pd.concat([points, pd.DataFrame([{"label": f"{r.variant} (trace)", "variant": r.variant, "session_id": None,
                                                "phase": ", ".join(selection.phases) or None, "cycle_ms": r.cycle_ms,
@@ -58,7 +59,7 @@ if traced:
 needs = pd.DataFrame([{"variant": r.variant, "tokens_per_step": r.tokens_per_step, "cost_ratio": r.cost_ratio}
                       for r in results])
 event = st.plotly_chart(
-    charts.breakeven_plane(points, analysis.ISO_SPEEDUPS, needs if not needs.empty else None),
+    charts.breakeven_plane(points, compare.ISO_SPEEDUPS, needs if not needs.empty else None),
     key=Keys.breakeven_plane, on_select="rerun", selection_mode="points", width="stretch",
 )
 labels = [p.get("customdata")[0] for p in ui.selected(event, "points") if p.get("customdata") is not None]
@@ -74,7 +75,7 @@ if not results:
     st.info("No speculative variant with an accept length in this selection. Ingest the server logs of the speculative "
             "runs (same `--phase`/`--variant` as their benchmark) so accept length can be read from them.")
     st.stop()
-step_text = "measured in the baseline's profiler trace" if step_source == analysis.CYCLE_MEASURED else "1 ÷ the baseline's tok/s"
+step_text = "measured in the baseline's profiler trace" if step_source == compare.CYCLE_MEASURED else "1 ÷ the baseline's tok/s"
 st.markdown(f"Baseline **{baseline}**: one decode step ≈ **{MS.text(step_ms)}** ({step_text}).")
 for result in results:
     st.markdown(summary.break_even_sentence(result))

@@ -7,19 +7,9 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard import (
-    analysis,
-    charts,
-    data,
-    definitions,
-    drafter_ui,
-    frames,
-    queries,
-    report,
-    sampling,
-    ui,
-)
-from dashboard.definitions import ACCEPT, COUNT, PERCENT, TOK_S
+from dashboard import charts, drafter_ui, queries, report, ui
+from dashboard.analysis import compare, data, definitions, frames, sampling
+from dashboard.analysis.definitions import ACCEPT, COUNT, PERCENT, TOK_S
 from dashboard.state import RUN, SESSION, Keys, carried_params
 
 st.title("Compare variants")
@@ -45,11 +35,11 @@ runs = queries.runs(selection.phases, selection.variants)
 accept = queries.accept_length(selection.phases, selection.variants)
 configs = queries.configs_by_variant(selection.phases, selection.variants)
 baseline = selection.baseline
-comparison = analysis.compare_variants(summary, accept, baseline, selection.metric)
+comparison = compare.compare_variants(summary, accept, baseline, selection.metric)
 has_baseline = baseline is not None and baseline in set(comparison["variant"])
-findings = analysis.comparability(configs, summary, accept, baseline) if has_baseline else []
+findings = compare.comparability(configs, summary, accept, baseline) if has_baseline else []
 not_like_for_like = {f["variant"] for f in findings if not f["like_for_like"]}
-metric_label = analysis.METRIC_LABELS[selection.metric]
+metric_label = compare.METRIC_LABELS[selection.metric]
 
 
 def open_run(session_id: str, run_index: int | None = None) -> None:
@@ -182,7 +172,7 @@ with st.expander(f"Comparability check: {verdict}", expanded=bool(blocking) or (
     if findings:
         ui.table(frames.findings_table(findings), lines=2)
         ui.export_buttons(frames.findings_table(findings), "comparability")
-    between = analysis.drafter_differences(configs, baseline)
+    between = compare.drafter_differences(configs, baseline)
     if not between.empty:
         st.caption("Speculation settings that differ between the drafters (matters when comparing drafters with each other):")
         ui.table(frames.drafter_table(between))

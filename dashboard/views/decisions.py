@@ -7,20 +7,18 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import (
-    analysis,
-    charts,
+from dashboard import charts, queries, report, ui
+from dashboard.analysis import (
+    compare,
     definitions,
     evidence,
     frames,
-    queries,
-    report,
+    ledger,
     sampling,
     summary,
-    ui,
 )
 from dashboard.state import BASELINE, DECISION, METRIC, PHASES, SESSION, VARIANTS, Keys
-from ingest.decisions import VERDICTS, record_decision
+from ingest.decisions import VERDICTS
 from ingest.errors import SpecdashError
 
 st.title("Decisions")
@@ -36,7 +34,7 @@ if decisions.empty:
     st.info("No decisions recorded yet. Record the first one below (or from a shell: "
             "`specdash decide --phase phase-0 --title '...' --verdict rejected`).")
 else:
-    ledger = frames.ledger_table(
+    ledger_rows = frames.ledger_table(
         decisions, [bool(checks.get(i) and checks[i].stale) for i in decisions["decision_id"]],
         [evidence.headline(json.loads(e)) for e in decisions["evidence"]],
     )
@@ -48,8 +46,8 @@ else:
         if rows:
             st.session_state[DECISION.key] = ids[rows[0]]
 
-    ui.table(ledger, key=Keys.decision_table, on_select=pick_from_ledger, lines=3)
-    ui.export_buttons(ledger.assign(decision_id=ids), "decisions")
+    ui.table(ledger_rows, key=Keys.decision_table, on_select=pick_from_ledger, lines=3)
+    ui.export_buttons(ledger_rows.assign(decision_id=ids), "decisions")
     titles = {row["decision_id"]: f"{str(row['created_at'])[:10]} · {row['title']} · {row['verdict']}" for _, row in decisions.iterrows()}
     st.selectbox("Decision", ids, key=DECISION.key, format_func=titles.__getitem__)
     DECISION.publish()
@@ -62,7 +60,7 @@ else:
     st.badge(row["verdict"], color=ui.VERDICT_BADGES.get(row["verdict"], "gray"))
     st.caption(f"Phase: {row['phase'] or definitions.EMPTY} · decided {str(row['created_at'])[:16]} UTC · baseline: "
                f"**{frozen.get('baseline') or 'none'}** · {len(frozen['sessions'])} evidence sessions · "
-               f"headline = {analysis.METRIC_LABELS.get(frozen.get('metric') or '', '')}")
+               f"headline = {compare.METRIC_LABELS.get(frozen.get('metric') or '', '')}")
     if check.stale:
         st.warning("**Stale**: the evidence has changed since this decision was made — " + "; ".join(check.reasons))
     else:
@@ -75,7 +73,7 @@ else:
     blocked = {f["variant"] for f in frozen.get("comparability", []) if not f["like_for_like"]}
     ui.comparison_tables(frames.comparison_table(comparison, frozen.get("baseline") is not None, blocked))
     left, right = st.columns([3, 2])
-    left.plotly_chart(charts.tok_per_s_points(runs, comparison, analysis.METRIC_LABELS.get(frozen.get("metric") or "", ""),
+    left.plotly_chart(charts.tok_per_s_points(runs, comparison, compare.METRIC_LABELS.get(frozen.get("metric") or "", ""),
                                               frozen.get("baseline"), clickable=False), width="stretch")
     thinned = sampling.run_points_note(runs)
     if thinned:
@@ -150,7 +148,7 @@ st.multiselect("Evidence sessions", list(labels), key=Keys.decision_sessions, fo
 chosen: list[str] = st.session_state[Keys.decision_sessions]
 chosen_variants = sorted(set(all_sessions[all_sessions["session_id"].isin(chosen)]["variant"]))
 default_base = BASELINE.link_value() if BASELINE.link_value() in chosen_variants else \
-    analysis.default_baseline(chosen_variants, queries.speculative_variants())
+    compare.default_baseline(chosen_variants, queries.speculative_variants())
 if st.session_state.get(Keys.decision_baseline) not in chosen_variants:
     st.session_state[Keys.decision_baseline] = default_base
 middle = st.columns([2, 2, 2])
@@ -160,7 +158,7 @@ middle[2].selectbox("Baseline", chosen_variants, key=Keys.decision_baseline)
 st.text_area("Note (Markdown)", key=Keys.decision_note, height=120,
              placeholder="Why, what it rests on, what happens next. Rendered as Markdown.")
 linked_metric = METRIC.link_value()
-metric = linked_metric if isinstance(linked_metric, str) and linked_metric in analysis.METRIC_LABELS else analysis.TOKENS_OVER_TIME
+metric = linked_metric if isinstance(linked_metric, str) and linked_metric in compare.METRIC_LABELS else compare.TOKENS_OVER_TIME
 
 preview = None
 if chosen:
@@ -175,10 +173,10 @@ else:
 
 def record() -> None:
     try:
-        decision_id = record_decision(
+        decision_id, _ = ledger.record(
             Path(queries.db_path()), title=st.session_state[Keys.decision_title], verdict=st.session_state[Keys.decision_verdict],
-            session_ids=chosen, evidence=preview or {}, phase=st.session_state[Keys.decision_phase],
-            note_md=st.session_state[Keys.decision_note],
+            session_ids=chosen, frozen=preview, phase=st.session_state[Keys.decision_phase],
+            baseline=st.session_state[Keys.decision_baseline], metric=metric, note_md=st.session_state[Keys.decision_note],
         )
     except SpecdashError as error:  # a missing field (InvalidDecision), or the store stayed busy (StoreBusy)
         st.session_state[Keys.decision_created] = None

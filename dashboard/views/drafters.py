@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import drafter_frames, drafter_ui, drafters, ui
+from dashboard import drafter_frames, drafter_ui, ui
+from dashboard.analysis import drafters
 
 st.title("Drafters")
 store = ui.require_store()

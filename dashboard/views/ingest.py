@@ -5,7 +5,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import frames, queries, ui, uploads
+from dashboard import queries, ui, uploads
+from dashboard.analysis import frames
 from dashboard.state import Keys
 from ingest.registry import registered_formats
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, frames, queries, ui
-from dashboard.data import NO_PHASE
-from dashboard.definitions import ACCEPT, EMPTY, TOK_S
+from dashboard import charts, queries, ui
+from dashboard.analysis import compare, frames
+from dashboard.analysis.data import NO_PHASE
+from dashboard.analysis.definitions import ACCEPT, EMPTY, TOK_S
 from dashboard.state import METRIC, PHASES, VARIANTS, carried_params
 
 st.title("Phases")
@@ -22,11 +23,11 @@ phase_order = overview["phase"].tolist()
 # --- controls -----------------------------------------------------------------------------------
 variant_options = queries.variants([])
 VARIANTS.seed_list(variant_options, variant_options)
-METRIC.seed_value([analysis.TOKENS_OVER_TIME, analysis.MEAN_OF_RUNS], analysis.TOKENS_OVER_TIME)
+METRIC.seed_value([compare.TOKENS_OVER_TIME, compare.MEAN_OF_RUNS], compare.TOKENS_OVER_TIME)
 left, right = st.columns([3, 2])
 left.multiselect("Variants", variant_options, key=VARIANTS.key)
-right.radio("Headline tok/s", [analysis.TOKENS_OVER_TIME, analysis.MEAN_OF_RUNS], key=METRIC.key,
-            format_func=analysis.METRIC_LABELS.get, horizontal=True)
+right.radio("Headline tok/s", [compare.TOKENS_OVER_TIME, compare.MEAN_OF_RUNS], key=METRIC.key,
+            format_func=compare.METRIC_LABELS.get, horizontal=True)
 VARIANTS.publish()
 METRIC.publish()
 variants: list[str] = st.session_state[VARIANTS.key]
@@ -37,7 +38,7 @@ decisions = queries.decisions()
 # Evidence without --phase is the timeline's "(no phase)" row: the trends name it the same.
 summary = queries.variant_summary([], variants, by_phase=True).fillna({"phase": NO_PHASE}) if variants else pd.DataFrame()
 accept = queries.accept_length([], variants, by="phase").fillna({"phase": NO_PHASE}) if variants else pd.DataFrame()
-trends = analysis.phase_trends(summary, accept, phase_order, metric) if not summary.empty else pd.DataFrame()
+trends = compare.phase_trends(summary, accept, phase_order, metric) if not summary.empty else pd.DataFrame()
 
 # --- timeline -----------------------------------------------------------------------------------
 st.plotly_chart(charts.phase_timeline(overview, decisions), width="stretch")
@@ -64,7 +65,7 @@ def decided(phase: str) -> str:
 
 table = frames.phases_table(overview, [decided(p) for p in overview["phase"]], [headline_numbers(p) for p in overview["phase"]])
 ui.table(table, lines=3)
-st.caption(f"Headline: {analysis.METRIC_LABELS[metric]}; τ = accept length (tokens/step, bonus token included).")
+st.caption(f"Headline: {compare.METRIC_LABELS[metric]}; τ = accept length (tokens/step, bonus token included).")
 ui.export_buttons(overview.drop(columns=["variants", "origins"], errors="ignore").assign(
     decisions=table["decisions"], headline_per_variant=table["headline per variant"]), "phases")
 links = st.columns(min(len(phase_order), 6))
@@ -84,6 +85,6 @@ if trends.empty:
 if len(set(trends["phase"])) < 2:
     st.info("Only one phase has runs of these variants so far: each line becomes a trend once a second phase is ingested "
             "(`specdash ingest DIR --phase phase-1`).")
-st.plotly_chart(charts.phase_trends(trends, phase_order, analysis.METRIC_LABELS[metric]), width="stretch")
+st.plotly_chart(charts.phase_trends(trends, phase_order, compare.METRIC_LABELS[metric]), width="stretch")
 ui.table(frames.trends_table(trends), lines=2)
 ui.export_buttons(trends, "phase-trends")

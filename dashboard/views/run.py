@@ -7,8 +7,9 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import analysis, charts, definitions, frames, queries, rawlog, ui
-from dashboard.definitions import COUNT
+from dashboard import charts, queries, ui
+from dashboard.analysis import compare, definitions, frames, rawlog
+from dashboard.analysis.definitions import COUNT
 from dashboard.state import (
     BASELINE,
     DIFF_ONLY,
@@ -64,7 +65,7 @@ top[1].selectbox("Run", run_options, key=RUN.key, format_func=run_labels.__getit
 selected_run = None if st.session_state[RUN.key] == WHOLE_SESSION else int(st.session_state[RUN.key])
 
 variant_options = sorted(set(sessions["variant"]))
-BASELINE.seed_value(variant_options, analysis.default_baseline(variant_options, queries.speculative_variants()))
+BASELINE.seed_value(variant_options, compare.default_baseline(variant_options, queries.speculative_variants()))
 top[2].selectbox("Baseline (config diff)", variant_options, key=BASELINE.key,
                  help="The variant whose server config this session's is diffed against.")
 for param in (SESSION, RUN, BASELINE):
@@ -191,22 +192,22 @@ NO_CONFIG = {
 if config.empty:
     st.info(NO_CONFIG[session["origin"]])
 else:
-    args = analysis.config_args(config.iloc[0])
+    args = compare.config_args(config.iloc[0])
     base = queries.variant_config(baseline, session["phase"]) if baseline else pd.DataFrame()
     DIFF_ONLY.seed_bool(True)
     st.toggle("Differences only", key=DIFF_ONLY.key, help="Hide settings equal to the baseline's.")
     DIFF_ONLY.publish()
     diff_only = st.session_state[DIFF_ONLY.key]
     if base.empty or baseline == session["variant"]:
-        table = analysis.side_by_side({session["variant"]: args}, diff_only=False)
+        table = compare.side_by_side({session["variant"]: args}, diff_only=False)
         st.caption("No other variant's config to diff against: pick a different baseline above." if not base.empty or not baseline
                    else f"No config ingested for {baseline}.")
     else:
-        table = analysis.side_by_side({f"this ({session['variant']})": args, f"baseline ({baseline})": analysis.config_args(base.iloc[0])},
+        table = compare.side_by_side({f"this ({session['variant']})": args, f"baseline ({baseline})": compare.config_args(base.iloc[0])},
                                       diff_only=diff_only)
         st.caption(f"{len(table)} setting(s) {'differ' if diff_only else 'in all'}; kinds: "
-                   + "; ".join(f"**{k}** — {v}" for k, v in analysis.KIND_EXPLAINED.items() if k in set(table["kind"])))
-    key_first = table.assign(_key=~table["setting"].isin(analysis.KEY_SETTINGS)).sort_values(["_key", "setting"]).drop(columns="_key")
+                   + "; ".join(f"**{k}** — {v}" for k, v in compare.KIND_EXPLAINED.items() if k in set(table["kind"])))
+    key_first = table.assign(_key=~table["setting"].isin(compare.KEY_SETTINGS)).sort_values(["_key", "setting"]).drop(columns="_key")
     ui.table(key_first, lines=2)
     ui.export_buttons(key_first, f"config-{session_id}")
     with st.expander("All server arguments (JSON)"):

@@ -6,8 +6,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard import queries, sweep_charts, sweeps, ui
-from dashboard.definitions import EMPTY, RATIO, Column
+from dashboard import queries, sweep_charts, ui
+from dashboard.analysis import sweeps
+from dashboard.analysis.definitions import EMPTY, RATIO, Column
 
 DEFINITIONS = (f"{sweeps.SPEEDUP} {sweeps.CROSSOVER} τ = accept length (tokens per verify step, bonus included). "
                f"{sweeps.STEP_TIME} {sweeps.COST} See docs/metrics.md, 'Sweeps'.")

@@ -1,7 +1,7 @@
 """The decision ledger as the CLI uses it: list, show and record decisions, as text.
 
-No Streamlit: ``specdash decide`` calls these; the Decisions page uses the same
-pieces (``evidence``, ``summary``, ``ingest.decisions``) directly.
+No Streamlit: ``specdash decide`` calls these, and the Decisions page records through ``record`` too
+(with the evidence it previewed), so a decision is recorded one way whichever door it comes through.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard import data, evidence, summary
+from dashboard.analysis import data, evidence, summary
 from ingest.decisions import InvalidDecision, record_decision
 
 
@@ -52,19 +52,23 @@ def record(
     metric: str = "tokens_over_time",
     note_md: str = "",
     base_url: str | None = None,
+    frozen: dict | None = None,
 ) -> tuple[str, str]:
     """Freeze the evidence of ``session_ids`` (default: the phase's sessions) and record the decision.
 
+    ``frozen`` is evidence already computed for exactly these sessions (the page's preview, which the
+    user read before pressing the button); without it the evidence is computed here.
     Returns (decision id, its Markdown summary).
     """
     sessions = list(session_ids) or (data.sessions(db, [phase], list(variants))["session_id"].tolist() if phase else [])
     if not sessions:
         raise InvalidDecision(db, "no evidence sessions", key="sessions",
                               hint="pass --session ID (see `specdash status`) or --phase PHASE with ingested sessions")
-    try:
-        frozen = evidence.compute_evidence(db, sessions, baseline, metric)
-    except evidence.NoEvidence as error:
-        raise InvalidDecision(db, str(error), key="sessions", hint="check the session ids or the phase label") from error
+    if frozen is None:
+        try:
+            frozen = evidence.compute_evidence(db, sessions, baseline, metric)
+        except evidence.NoEvidence as error:
+            raise InvalidDecision(db, str(error), key="sessions", hint="check the session ids or the phase label") from error
     decision_id = record_decision(db, title=title, verdict=verdict, session_ids=sessions, evidence=frozen,
                                   phase=phase, note_md=note_md)
     row = data.decisions(db).set_index("decision_id").loc[decision_id]

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.data import frame, reader, relations
+from dashboard.analysis.data import frame, reader, relations
 from ingest import drafter_checks
 from ingest.drafter_checks import Comparison, compare, divergence
 from ingest.errors import IngestError, MalformedInput

@@ -10,14 +10,14 @@ from typing import Any
 
 import pandas as pd
 
-from dashboard import definitions
-from dashboard.analysis import (
+from dashboard.analysis import definitions
+from dashboard.analysis.compare import (
     CYCLE_ESTIMATED,
     METRIC_LABELS,
     TOKENS_OVER_TIME,
     BreakEven,
 )
-from dashboard.definitions import (
+from dashboard.analysis.definitions import (
     ACCEPT,
     EMPTY,
     MS,
@@ -28,7 +28,7 @@ from dashboard.definitions import (
     Quantity,
     missing,
 )
-from dashboard.evidence import headline
+from dashboard.analysis.evidence import headline
 
 
 def _ci(low: Any, high: Any, quantity: Quantity = TOK_S, signed: bool = False) -> str:

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dashboard import stats
-from dashboard.data import frame, reader, relations
+from dashboard.analysis import stats
+from dashboard.analysis.data import frame, reader, relations
 
 ACCEPTANCE_VIEWS = frozenset({"acceptance_position_rates", "acceptance_request_rows", "acceptance_datasets",
                               "acceptance_metric_windows"})

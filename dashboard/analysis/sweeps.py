@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dashboard.data import reader
-from dashboard.definitions import (
+from dashboard.analysis.data import reader
+from dashboard.analysis.definitions import (
     ACCEPT,
     COUNT,
     MS,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from dashboard.stats import DiffCI, MeanCI, t_quantile
+from dashboard.analysis.stats import DiffCI, MeanCI, t_quantile
 
 MEAN_OF_RUNS = "mean_of_runs"
 TOKENS_OVER_TIME = "tokens_over_time"

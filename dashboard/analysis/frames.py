@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from dashboard.analysis import CYCLE_MEASURED, BreakEven
-from dashboard.definitions import (
+from dashboard.analysis.compare import CYCLE_MEASURED, BreakEven
+from dashboard.analysis.definitions import (
     ACCEPT,
     COUNT,
     CYCLE_PARTS,

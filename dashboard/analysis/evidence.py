@@ -1,8 +1,8 @@
 """A decision's evidence: the numbers of its sessions, computed as the Compare page does, frozen as JSON.
 
 No Streamlit: the CLI (``specdash decide``) and the demo builder call this too.
-``compute_evidence`` reads the store through ``dashboard.data`` and reduces with
-``dashboard.analysis``; ``check_decision`` recomputes it to tell whether a decision is stale: equal
+``compute_evidence`` reads the store through ``dashboard.analysis.data`` and reduces with
+``dashboard.analysis.compare``; ``check_decision`` recomputes it to tell whether a decision is stale: equal
 hashes (``ingest.decisions.evidence_hash``) settle it at once; otherwise the two
 are compared value by value, numbers within a relative 1e-6 (sums computed in
 parallel by DuckDB can differ in their last bits from one run to the next).
@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from dashboard import analysis, data
+from dashboard.analysis import compare, data
 from ingest.decisions import evidence_hash, normalized
 from ingest.errors import DecisionError
 
@@ -76,7 +76,7 @@ def session_records(db: Path, session_ids: Sequence[str]) -> list[dict[str, Any]
 
 
 def compute_evidence(
-    db: Path, session_ids: Sequence[str], baseline: str | None = None, metric: str = analysis.TOKENS_OVER_TIME
+    db: Path, session_ids: Sequence[str], baseline: str | None = None, metric: str = compare.TOKENS_OVER_TIME
 ) -> dict[str, Any]:
     """The evidence numbers of these sessions: per variant means, CIs, Δ vs baseline, accept length, break-even."""
     if not session_ids:  # an empty scope means every session to the readers: evidence is of chosen sessions only
@@ -87,11 +87,11 @@ def compute_evidence(
                          "or server-log lines)")
     variants = summary["variant"].tolist()
     if baseline not in variants:
-        baseline = analysis.default_baseline(variants, data.speculative_variants(db))
+        baseline = compare.default_baseline(variants, data.speculative_variants(db))
     accept = data.accept_length(db, (), (), session_ids)
     configs = data.configs_by_variant(db, (), (), session_ids)
     phases = sorted({p for ps in summary["phases"] for p in (ps if ps is not None else [])})
-    comparison = analysis.compare_variants(summary, accept, baseline, metric)
+    comparison = compare.compare_variants(summary, accept, baseline, metric)
     measured = data.measured_cycles(db, phases, variants)
     return normalized({
         "schema": SCHEMA,
@@ -107,9 +107,9 @@ def compute_evidence(
              "baseline_step_source": b.baseline_step_source, "cost_ratio": b.cost_ratio,
              "predicted_speedup": b.predicted_speedup, "needed_tokens_per_step": b.needed_tokens_per_step,
              "needed_accepted_drafts": b.needed_accepted_drafts, "needed_cycle_ms": b.needed_cycle_ms}
-            for b in analysis.break_even(comparison, measured, baseline)
+            for b in compare.break_even(comparison, measured, baseline)
         ],
-        "comparability": sorted(analysis.comparability(configs, summary, accept, baseline),
+        "comparability": sorted(compare.comparability(configs, summary, accept, baseline),
                                 key=lambda f: (f["variant"], f["setting"])),
     })
 
@@ -134,7 +134,7 @@ def check_decision(db: Path, decision: pd.Series | dict[str, Any]) -> Check:
     missing = [s for s in session_ids if s not in present]
     try:
         now = compute_evidence(db, [s for s in session_ids if s in present], then.get("baseline"),
-                               then.get("metric", analysis.TOKENS_OVER_TIME))
+                               then.get("metric", compare.TOKENS_OVER_TIME))
     except NoEvidence:
         return Check(True, [f"none of its {len(session_ids)} evidence sessions is in the store any more"])
     if not missing and (evidence_hash(now) == decision["evidence_hash"] or equivalent(then, now)):
