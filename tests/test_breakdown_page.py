@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from dashboard import charts
-from dashboard.analysis import compare, data
+from dashboard.analysis import compare, data, summary
 from ingest.pipeline import ingest_paths
 from tests.conftest import ROOT
 from tests.test_app import run_page, texts
@@ -35,8 +35,8 @@ def test_demo_composition_retells_the_verify_bottleneck(demo_db: Path) -> None:
 def test_headline_sentence() -> None:
     row = pd.Series({"variant": "k2", "cycle_kind": "speculative", "cycle_ms": 30.5, "communication_ms": 29.1,
                      "communication_share": 29.1 / 30.5, "verify_ms": 30.0, "verify_comm_share": 0.97})
-    assert compare.headline_sentence(row) == (
-        "Communication is **95%** of **k2**'s cycle (29.1 of 30.5 ms); verify takes 30.0 ms, **97%** of it communication."
+    assert summary.breakdown_sentence(row) == (  # ms at the declared 2 decimals (issue #18)
+        "Communication is **95%** of **k2**'s cycle (29.10 of 30.50 ms); verify takes 30.00 ms, **97%** of it communication."
     )
 
 

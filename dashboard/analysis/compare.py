@@ -170,19 +170,6 @@ class BreakEven:
         """Cycle time that breaks even at this accept length: r = τ."""
         return self.tokens_per_step * self.baseline_step_ms
 
-    def sentence(self) -> str:
-        how = ("estimated from tok/s and accept length" if self.cycle_source == CYCLE_ESTIMATED
-               else f"measured in a profiler trace; the cycle model says {self.estimated_cycle_ms:.1f} ms")
-        verdict_text = "loses to" if self.predicted_speedup < 1 else "beats"
-        return (
-            f"**{self.variant}**: r = {self.cost_ratio:.2f} (cycle ≈ {self.cycle_ms:.1f} ms, {how}, vs baseline step "
-            f"{self.baseline_step_ms:.1f} ms), τ = {self.tokens_per_step:.2f} tokens/step, so it {verdict_text} baseline "
-            f"(S = τ ÷ r = {self.predicted_speedup:.2f}). At this cycle cost it breaks even at τ = "
-            f"{self.needed_tokens_per_step:.2f} tokens/step, i.e. **{self.needed_accepted_drafts:.2f} accepted drafts per "
-            f"step** (now {self.tokens_per_step - 1:.2f}). At its accept length it would need a cycle of "
-            f"**≤ {self.needed_cycle_ms:.1f} ms** (r ≤ {self.tokens_per_step:.2f})."
-        )
-
 
 def measured_cycle_ms(measured: pd.DataFrame, variant: str, kind: str) -> float | None:
     if measured.empty:
@@ -494,13 +481,3 @@ def cycle_headlines(composition: pd.DataFrame) -> pd.DataFrame:
             "cycles": int(parts["cycles"].iloc[0]),
         })
     return pd.DataFrame(rows)
-
-
-def headline_sentence(row: pd.Series) -> str:
-    """'Communication is 95% of k2-drafter's cycle (29.1 of 30.5 ms); verify takes 30.0 ms, 97% of it all-reduce.'"""
-    text = (f"Communication is **{row['communication_share']:.0%}** of **{row['variant']}**'s "
-            f"{'cycle' if row['cycle_kind'] == 'speculative' else 'decode step'} "
-            f"({row['communication_ms']:.1f} of {row['cycle_ms']:.1f} ms)")
-    if pd.notna(row["verify_ms"]) and row["verify_ms"] > 0:
-        text += f"; verify takes {row['verify_ms']:.1f} ms, **{row['verify_comm_share']:.0%}** of it communication"
-    return text + "."

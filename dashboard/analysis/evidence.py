@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from dashboard.analysis import compare, data
+from dashboard.analysis.definitions import ACCEPT, COUNT, PERCENT, TOK_S
 from ingest.decisions import evidence_hash, normalized
 from ingest.errors import DecisionError
 
@@ -157,8 +158,8 @@ def equivalent(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
 
 def what_changed(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """Human-readable differences in the headline numbers, per variant."""
-    labels = {"runs": ("measured runs", "{:.0f}"), "headline": ("tok/s", "{:.2f}"),
-              "tokens_per_step": ("tokens/step", "{:.2f}"), "short_runs": ("short runs", "{:.0f}")}
+    labels = {"runs": ("measured runs", COUNT), "headline": ("tok/s", TOK_S),
+              "tokens_per_step": ("tokens/step", ACCEPT), "short_runs": ("short runs", COUNT)}
     before = {v["variant"]: v for v in then.get("variants", [])}
     after = {v["variant"]: v for v in now.get("variants", [])}
     changes = []
@@ -169,19 +170,15 @@ def what_changed(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
         if variant not in before:
             changes.append(f"{variant}: new in the evidence")
             continue
-        for key, (label, form) in labels.items():
+        for key, (label, quantity) in labels.items():
             a, b = before[variant].get(key), after[variant].get(key)
             if a != b:
-                changes.append(f"{variant}: {label} {_fmt(a, form)} → {_fmt(b, form)}")
+                changes.append(f"{variant}: {label} {quantity.number(a)} → {quantity.number(b)}")
     runs_then = {s["session_id"]: s["measured_runs"] for s in then.get("sessions", [])}
     for session in now.get("sessions", []):
         if session["session_id"] in runs_then and runs_then[session["session_id"]] != session["measured_runs"]:
             changes.append(f"session {session['session_id']}: its runs changed")
     return changes
-
-
-def _fmt(value: Any, form: str) -> str:
-    return "—" if value is None else form.format(value)
 
 
 def headline(evidence: dict[str, Any]) -> str:
@@ -191,10 +188,10 @@ def headline(evidence: dict[str, Any]) -> str:
     for v in evidence["variants"]:
         if base is None or v is base:
             continue
-        pct = f" ({v['delta_pct']:+.1f}%, {v['verdict']})" if v.get("delta_pct") is not None else ""
-        parts.append(f"{v['variant']} {v['headline']:.1f} vs {base['variant']} {base['headline']:.1f} tok/s{pct}")
+        pct = f" ({PERCENT.text(v['delta_pct'], signed=True)}, {v['verdict']})" if v.get("delta_pct") is not None else ""
+        parts.append(f"{v['variant']} {TOK_S.number(v['headline'])} vs {base['variant']} {TOK_S.text(base['headline'])}{pct}")
     if not parts:
-        parts = [f"{v['variant']} {v['headline']:.1f} tok/s" for v in evidence["variants"]]
+        parts = [f"{v['variant']} {TOK_S.text(v['headline'])}" for v in evidence["variants"]]
     return "; ".join(parts)
 
 
