@@ -4,6 +4,7 @@
     python bench/run.py --scale 0.1          # a quick run: a tenth of every input
     python bench/run.py --only log,trace     # some of them
     python bench/run.py --only drafter       # the 2 GB drafter checkpoint inspection
+    python bench/run.py --only acceptance    # 1 M per-request records: ingest vs json.loads, the Acceptance page
     SPECDASH_BENCH_SCALE=0.1 make bench      # the same knob from the environment
 
 Not part of ``make test``: pytest's testpaths is ``tests``. Generated inputs are
@@ -34,8 +35,8 @@ from bench.harness import (  # noqa: E402
     run_header,
 )
 
-BENCHMARKS = ("log", "trace", "dashboard", "drafter")
-DISK_NEEDED_GB = 4.0  # 1 GB log + 0.1 GB log + trace + stores, with room to spare
+BENCHMARKS = ("log", "trace", "dashboard", "drafter", "acceptance")
+DISK_NEEDED_GB = 4.0  # 1 GB log + 0.1 GB log + trace + stores (+ 0.66 GB of requests and their stores), with room to spare
 
 
 def compile_project() -> None:
@@ -60,6 +61,10 @@ def run_one(name: str, scale: float, repeats: int) -> Section:
         from bench import bench_drafter
 
         return bench_drafter.run(scale, repeats)
+    if name == "acceptance":
+        from bench import bench_acceptance
+
+        return bench_acceptance.run(scale, repeats)
     from bench import bench_dashboard
 
     return bench_dashboard.run(scale, repeats)

@@ -311,6 +311,19 @@ METRIC_SAMPLES = pa.schema(
     ]
 )
 
+# One row per snapshot of a Prometheus text file: where it sits, when it was scraped (the samples' own
+# timestamps) and the file's modification time, so that two files can be paired in order (migration 018).
+METRIC_SNAPSHOTS = pa.schema(
+    [
+        ("snapshot", pa.int32()),
+        ("first_line", pa.int64()),
+        ("last_line", pa.int64()),
+        ("samples", pa.int64()),
+        ("scraped_at", TS),
+        ("file_mtime", TS),
+    ]
+)
+
 COUNTER_DELTAS = pa.schema(
     [
         ("window", pa.int32()),
@@ -407,6 +420,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "acceptance_requests": ACCEPTANCE_REQUESTS,
     "metric_samples": METRIC_SAMPLES,
     "counter_deltas": COUNTER_DELTAS,
+    "metric_snapshots": METRIC_SNAPSHOTS,
     "sweep_points": SWEEP_POINTS,
     "drafters": DRAFTERS,
     "drafter_vocab": DRAFTER_VOCAB,

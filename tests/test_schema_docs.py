@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import duckdb
+
 from ingest import store
 from tests.conftest import ROOT
 
@@ -30,3 +32,12 @@ def test_every_table_and_column_is_documented(isolated_store: Path) -> None:
         ).fetchall()
     missing = sorted(f"{table}.{column}" for table, column in rows if column not in docs.get(table, set()))
     assert not missing, f"undocumented in docs/schema.md: {missing}"
+
+
+def test_the_documented_example_queries_run_on_the_demo_store(demo_db: Path) -> None:
+    """The queries docs/schema.md shows a user (``duckdb specdash.duckdb "…"``) answer on a real store."""
+    queries = re.findall(r'^duckdb specdash\.duckdb "(.+)"$', (ROOT / "docs" / "schema.md").read_text(encoding="utf-8"), re.M)
+    assert queries
+    with duckdb.connect(str(demo_db), read_only=True) as connection:
+        for query in queries:
+            assert connection.sql(query).fetchall(), query

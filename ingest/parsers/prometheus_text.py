@@ -20,9 +20,14 @@ What it stores:
   file has none (then the window counts from zero, ``reset`` is true, and a warning names the line);
   a counter that went down while ``_created`` stayed the same is refused as bad input.
 
+* ``metric_snapshots``: one row per snapshot: its lines, its scrape time (the latest timestamp its
+  samples print, usually none) and the file's modification time when read.
+
 Snapshots: a file may hold several (``curl ... >> metrics.prom`` before and after a run); a new one
-starts where a series, or a family's ``# TYPE`` line, appears again. Two snapshots in two files are
-not paired: concatenate them. Ignored: ``# HELP`` text and blank lines.
+starts where a series, or a family's ``# TYPE`` line, appears again. Two snapshots saved as two files
+(``curl ... > before.prom``, run, ``curl ... > after.prom``) are paired by the store's views
+(``metric_file_deltas``, migration 018) from what each file stored here: this parser reads its own
+file only. Ignored: ``# HELP`` text and blank lines.
 """
 from __future__ import annotations
 
@@ -103,7 +108,22 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
         for index, snap in enumerate(snapshots) for s in snap.samples
     ])
     parsed.tables["counter_deltas"] = table_from_rows("counter_deltas", deltas)
+    mtime = file_mtime(path)
+    parsed.tables["metric_snapshots"] = table_from_rows("metric_snapshots", [
+        {"snapshot": index, "first_line": min(s.line_no for s in snap.samples), "last_line": max(s.line_no for s in snap.samples),
+         "samples": len(snap.samples), "scraped_at": max((s.ts for s in snap.samples if s.ts is not None), default=None),
+         "file_mtime": mtime}
+        for index, snap in enumerate(snapshots) if snap.samples
+    ])
     return parsed
+
+
+def file_mtime(path: Path) -> datetime | None:
+    """The file's modification time (UTC, naive like every store timestamp): the order of two snapshot files."""
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(tzinfo=None)
+    except (OSError, OverflowError, ValueError):
+        return None
 
 
 def read_snapshots(path: Path, parsed: ParsedSource) -> list[Snapshot]:

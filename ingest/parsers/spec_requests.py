@@ -24,21 +24,33 @@ belongs). An accepted count that disagrees with the histogram is a warning (AIPe
 values do). Tolerated, because published samples carry them though the engines' output is valid JSON:
 ``[ ... ]``/``{ ... }`` placeholders (read as empty) and key/value fragments between objects (skipped,
 counted). Unknown keys of the spec object go to ``extra``; everything else in the response is ignored.
+
+Speed (issue #19 "Scale", ``bench/bench_acceptance.py``): the common line, one vLLM response with
+``metrics.speculative_decoding``, takes a fast path (msgspec into typed structs, then whole columns at once,
+below ``parse``) that gives the same rows, warnings and errors as the general path (tests/test_acceptance_fast_path.py).
 """
 from __future__ import annotations
 
+import gc
+import itertools
 import json
 import math
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ingest.errors import MalformedInput
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
 from ingest.reader import text_lines
-from ingest.tables import table_from_rows
+from ingest.tables import SCHEMAS, table_from_rows
 
 KIND = "spec_request_json"
 MAX_BUCKET = 4096
@@ -78,22 +90,279 @@ def sniff(head: bytes) -> bool:
     return MARKER.search(head) is not None
 
 
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: a million decoded records hold no cycles, but its passes over
+    them took half of a 657 MB parse (13 s → 7 s measured); reference counting still frees everything."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def parse(path: Path, options: ParseOptions) -> ParsedSource:
+    with no_cyclic_gc():
+        return _parse(path)
+
+
+def _parse(path: Path) -> ParsedSource:
     parsed = ParsedSource(kind=KIND, engine="vllm")
-    rows: list[dict[str, Any]] = []
-    for line_no, value in json_objects(path, parsed):
-        for found in spec_objects(value):
-            rows.append(request_row(path, parsed, line_no, len(rows), value, *found))
-    if not rows:
+    tables: list[pa.Table] = []
+    rows: list[dict[str, Any]] = []  # the general path's rows since the last fast batch
+    batch: list[tuple[int, _Response]] = []  # fast-path lines since the last general row
+    count = 0
+    warned = 0  # len(parsed.warnings) when the batch was last looked at
+
+    def flush() -> None:
+        """Rows so far into ``tables``, in file order; a fast batch's checks run (and raise) here."""
+        nonlocal rows, batch, count, warned
+        if rows:
+            tables.append(table_from_rows("acceptance_requests", rows))
+            rows = []
+        if batch:
+            table, found = fast_table(path, count, batch)
+            parsed.warnings[warned:warned] = found  # before any warning about a later line
+            tables.append(table)
+            count += len(batch)
+            batch = []
+        warned = len(parsed.warnings)
+
+    try:
+        for line_no, value in json_objects(path, parsed):
+            if len(parsed.warnings) != warned and batch:  # a later line was skipped with a warning
+                flush()
+            if isinstance(value, _Response):
+                if rows:
+                    flush()
+                if not batch:
+                    warned = len(parsed.warnings)
+                batch.append((line_no, value))
+                continue
+            if batch:
+                flush()
+            for found in spec_objects(value):
+                rows.append(request_row(path, parsed, line_no, count, value, *found))
+                count += 1
+    except MalformedInput:
+        flush()  # an earlier fast line's error is the first one in the file
+        raise
+    flush()
+    if not tables:
         raise MalformedInput(
             path, "no per-request spec-decode statistics found",
             hint="expected metrics.speculative_decoding (vLLM), meta_info spec_* fields (SGLang) or "
                  "spec_decode_acceptance (AIPerf) in JSON objects",
         )
-    engines = {row["engine"] for row in rows}
-    parsed.engine = engines.pop() if len(engines) == 1 else "mixed"
-    parsed.tables["acceptance_requests"] = table_from_rows("acceptance_requests", rows)
+    table = tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+    engines = set(pc.unique(table["engine"]).to_pylist())
+    parsed.engine = str(engines.pop()) if len(engines) == 1 else "mixed"
+    parsed.tables["acceptance_requests"] = table
     return parsed
+
+
+# --- the fast path: one vLLM response per line ------------------------------------------------------
+# A million responses must ingest faster than ``json.loads`` reads them (issue #19 "Scale"). The common
+# line — a vLLM response whose only spec object is ``metrics.speculative_decoding`` with vLLM's known
+# keys — is decoded by msgspec into the few fields read below, skipping the rest (choices, message
+# text) without building it. The types do the checks ``whole``/``number`` do (counts are non-negative
+# ints, the rest finite numbers, no bools): a line that does not fit them exactly (another or a second
+# spec object, an unknown spec key, ``1.0`` as a count, a placeholder, NaN, a multi-line object) fails
+# the decode and goes through the general path, so both paths give the same rows. Runs of such lines
+# become columns at once (``fast_table``): the same ``identify`` choices, the same ``check``s with the
+# same messages and warnings, raised at the first bad line of the run before any later line is read.
+
+Bucket = Annotated[int, msgspec.Meta(ge=0, le=2**31)]  # bounds keep the sums below in int64
+Total = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
+Buckets = Annotated[list[Bucket], msgspec.Meta(max_length=MAX_BUCKET + 1)]
+UNSET: Any = msgspec.UNSET
+
+
+class _VllmSpec(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """``metrics.speculative_decoding`` with exactly the keys of ``VLLM_FIELDS``."""
+
+    mean_acceptance_length: float | None = None
+    draft_acceptance_rate: float | None = None
+    acceptance_histogram: Buckets | None = None
+    num_spec_steps: Total | None = None
+    num_accepted_draft_tokens: Total | None = None
+    num_draft_tokens: Total | None = None
+    num_spec_tokens: Total | None = None
+
+
+class _Tokens(msgspec.Struct, gc=False):
+    """The keys ``identify`` reads for token counts (from the holder or ``usage``)."""
+
+    input_sequence_length: Any = UNSET
+    prompt_tokens: Any = UNSET
+    output_sequence_length: Any = UNSET
+    completion_tokens: Any = UNSET
+
+
+class _Metrics(_Tokens, kw_only=True, gc=False):
+    """The response's ``metrics``: the spec object and what ``identify`` reads from the holder."""
+
+    speculative_decoding: _VllmSpec
+    rid: Any = UNSET
+    dataset: Any = UNSET
+    dataset_name: Any = UNSET
+    category: Any = UNSET
+    task: Any = UNSET
+
+
+class _Response(msgspec.Struct, gc=False):
+    """What ``identify`` reads from a response record, and its ``metrics``."""
+
+    metrics: _Metrics
+    id: Any = UNSET
+    metadata: Any = UNSET
+    dataset: Any = UNSET
+    dataset_name: Any = UNSET
+    category: Any = UNSET
+    task: Any = UNSET
+    usage: _Tokens | None = None
+
+
+FAST_DECODER = msgspec.json.Decoder(_Response)
+_NO_USAGE = _Tokens()
+FAST_ORIGIN = "vLLM speculative_decoding"
+DERIVED_EXTRA = json.dumps({"accept_length_from": "1 + accepted drafts ÷ steps"}, ensure_ascii=False)
+
+
+def fast_decode(line: str) -> _Response | None:
+    """The line as a ``_Response`` when the fast path reads it exactly as the general one would, else None."""
+    if (line.count('"speculative_decoding"') != 1 or "\\u" in line or "..." in line or '"speculative_decoding_stats"' in line
+            or '"spec_decode_acceptance"' in line or '"spec_verify_ct"' in line):
+        return None
+    try:
+        return FAST_DECODER.decode(line)
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        return None
+
+
+def _given(value: Any) -> Any:
+    return None if value is UNSET else value
+
+
+def _token(value: Any) -> int | None:
+    value = value.get("value") if isinstance(value, dict) else value
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _pick(held: Any, used: Any) -> int | None:
+    """One token-count key: the holder's value if it has the key, else usage's."""
+    value = used if held is UNSET else held
+    if type(value) is int:
+        return value
+    return None if value is UNSET or value is None else _token(value)
+
+
+def _counts(holder: _Tokens, usage: _Tokens | None) -> tuple[int | None, int | None]:
+    """``identify``'s token counts (input, output): each name in turn, ``{"value": n}`` unwrapped."""
+    used = usage if usage is not None else _NO_USAGE
+    inputs = _pick(holder.input_sequence_length, used.input_sequence_length)
+    if inputs is None:
+        inputs = _pick(holder.prompt_tokens, used.prompt_tokens)
+    outputs = _pick(holder.output_sequence_length, used.output_sequence_length)
+    if outputs is None:
+        outputs = _pick(holder.completion_tokens, used.completion_tokens)
+    return inputs, outputs
+
+
+def _identity(response: _Response) -> tuple[str | None, str | None, int | None, int | None]:
+    """(request id, dataset, input tokens, output tokens) as ``identify`` finds them."""
+    metrics = response.metrics
+    metadata: dict[str, Any] = response.metadata if isinstance(response.metadata, dict) else {}
+    found = response.id
+    if found is UNSET or not found:
+        found = metadata.get("x_request_id") or _given(metrics.rid)
+    dataset = None
+    for value in (response.dataset, response.dataset_name, response.category, response.task):
+        if isinstance(value, str):
+            dataset = value
+            break
+    else:  # then the metadata's, then the holder's (identify's order of sources)
+        candidates = itertools.chain((metadata.get(key) for key in DATASET_KEYS), (getattr(metrics, key) for key in DATASET_KEYS))
+        dataset = next((value for value in candidates if isinstance(value, str)), None)
+    inputs, outputs = _counts(metrics, response.usage)
+    return None if found is None else str(found), dataset, inputs, outputs
+
+
+def _floats(values: list[Any]) -> np.ndarray:
+    return pa.array(values, pa.float64()).to_numpy(zero_copy_only=False)
+
+
+def fast_table(path: Path, first: int, batch: list[tuple[int, _Response]]) -> tuple[pa.Table, list[str]]:
+    """The ``acceptance_requests`` rows of a run of fast lines, checked as ``check`` checks; its warnings."""
+    line_nos = [line_no for line_no, _ in batch]
+    specs: list[_VllmSpec] = [response.metrics.speculative_decoding for _, response in batch]
+    rates = [spec.draft_acceptance_rate for spec in specs]
+    steps = [spec.num_spec_steps for spec in specs]
+    accepted = [spec.num_accepted_draft_tokens for spec in specs]
+    histograms = pa.array([spec.acceptance_histogram or None for spec in specs], pa.list_(pa.int64()))
+    rate = _floats(rates)
+    bad_rate = (rate < 0.0) | (rate > 1.0)
+    offsets = histograms.offsets.to_numpy()
+    values = histograms.values.to_numpy()
+    lengths = np.diff(offsets)
+    starts = np.repeat(offsets[:-1], lengths)
+    sums = np.concatenate(([0], np.cumsum(values)))
+    implied_all = np.concatenate(([0], np.cumsum(values * (np.arange(len(values)) - starts))))
+    total = sums[offsets[1:]] - sums[offsets[:-1]]
+    implied = implied_all[offsets[1:]] - implied_all[offsets[:-1]]
+    has_histogram = histograms.is_valid().to_numpy(zero_copy_only=False)
+    steps_array = pa.array(steps, pa.int64())
+    accepted_array = pa.array(accepted, pa.int64())
+    step_count = steps_array.fill_null(0).to_numpy()
+    accepted_count = accepted_array.fill_null(0).to_numpy()
+    bad_sum = has_histogram & steps_array.is_valid().to_numpy(zero_copy_only=False) & (total != step_count)
+    bad = np.flatnonzero(bad_rate | bad_sum)
+    if len(bad):
+        at = int(bad[0])
+        if bad_rate[at]:
+            raise MalformedInput(path, f"acceptance rate {rates[at]} is not a fraction between 0 and 1", line=line_nos[at],
+                                 hint="these fields are fractions; a percentage here means another tool wrote the file")
+        raise MalformedInput(
+            path, f"acceptance histogram counts sum to {int(total[at])}, not to the {steps[at]} steps", line=line_nos[at],
+            hint="each step accepts some number of drafts, so the histogram must count every step once",
+        )
+    disagree = has_histogram & accepted_array.is_valid().to_numpy(zero_copy_only=False) & (implied != accepted_count)
+    warnings = [f"{path}:{line_nos[i]}: histogram implies {int(implied[i])} accepted drafts, the record says {accepted[i]}; both kept"
+                for i in np.flatnonzero(disagree)]
+    lengths_given = [spec.mean_acceptance_length for spec in specs]
+    extra: list[str | None] = [None] * len(batch)
+    for i, given in enumerate(lengths_given):
+        drafts, spec_steps = accepted[i], steps[i]
+        if given is None and drafts is not None and spec_steps:
+            lengths_given[i] = 1 + drafts / spec_steps
+            extra[i] = DERIVED_EXTRA
+    identities = [_identity(response) for _, response in batch]
+    request_ids, datasets, inputs, outputs = (list(column) for column in zip(*identities, strict=True))
+    n = len(batch)
+    columns: dict[str, Any] = {
+        "record_index": pa.array(np.arange(first, first + n, dtype=np.int32)),
+        "request_index": pa.array(np.zeros(n, dtype=np.int32)),
+        "line_no": line_nos,
+        "request_id": request_ids,
+        "engine": pa.repeat(pa.scalar("vllm"), n),
+        "origin": pa.repeat(pa.scalar(FAST_ORIGIN), n),
+        "dataset": datasets,
+        "accept_length": lengths_given,
+        "accepted_drafts": accepted_array,
+        "draft_tokens": [spec.num_draft_tokens for spec in specs],
+        "spec_steps": steps_array,
+        "num_spec_tokens": [spec.num_spec_tokens for spec in specs],
+        "accept_rate": rates,
+        "histogram": histograms.cast(pa.list_(pa.float64())),
+        "input_tokens": inputs,
+        "output_tokens": outputs,
+        "extra": extra,
+    }
+    schema = SCHEMAS["acceptance_requests"]
+    return pa.table([pa.array(columns[f.name], f.type) if not isinstance(columns[f.name], pa.Array)
+                     else columns[f.name].cast(f.type) for f in schema], schema=schema), warnings
 
 
 UNREADABLE = "record too deep or a number too long"
@@ -103,20 +372,27 @@ def _too_big(error: Exception) -> str:
     return "nested too deep" if isinstance(error, RecursionError) else str(error).split(";")[0]
 
 
+def _empty(match: re.Match[str]) -> str:
+    return match.group(0)[0] + match.group(0)[-1]
+
+
 def json_objects(path: Path, parsed: ParsedSource) -> Iterator[tuple[int, Any]]:
     """Every top-level JSON object: one per line (JSONL) or pretty-printed from a line starting with ``{``."""
     with text_lines(path) as lines:
-        text_lines_ = [PLACEHOLDER.sub(lambda m: m.group(0)[0] + m.group(0)[-1], line) for line in lines]
+        text_lines_ = [PLACEHOLDER.sub(_empty, line) if "..." in line else line for line in lines]
     parsed.lines_read = len(text_lines_)
     decoder = json.JSONDecoder()
     index = 0
     while index < len(text_lines_):
         line = text_lines_[index]
-        if not line.strip():
+        if not line.startswith("{"):
+            if line.strip():
+                parsed.skipped[FRAGMENT] += 1
             index += 1
             continue
-        if not line.startswith("{"):
-            parsed.skipped[FRAGMENT] += 1
+        fast = fast_decode(line)
+        if fast is not None:
+            yield index + 1, fast
             index += 1
             continue
         try:
@@ -193,11 +469,16 @@ def request_row(
             row["num_spec_tokens"] = len(row["histogram"]) - 1
     identify(row, record, holder)
     check(path, parsed, line_no, row)
+    finish(row, extra)
+    return row
+
+
+def finish(row: dict[str, Any], extra: dict[str, Any]) -> None:
+    """The accept length derived where the record has none, and ``extra`` as JSON."""
     if row.get("accept_length") is None and row.get("accepted_drafts") is not None and row.get("spec_steps"):
         row["accept_length"] = 1 + row["accepted_drafts"] / row["spec_steps"]
         extra["accept_length_from"] = "1 + accepted drafts ÷ steps"
     row["extra"] = json.dumps(extra, ensure_ascii=False) if extra else None
-    return row
 
 
 def identify(row: dict[str, Any], record: Any, holder: dict[str, Any]) -> None:
