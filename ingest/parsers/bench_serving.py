@@ -18,7 +18,8 @@ missing ones stay null and unknown ones go to ``extra``.
   load report) gives no config row and stays in ``extra``.
 * ``--output-details`` arrays (``input_lens``, ``output_lens``, ``ttfts``,
   ``itls``, ``generated_texts``, ``errors``; vLLM also ``start_times``) become
-  ``bench_requests`` rows, one per request, and are not copied into ``extra``.
+  ``bench_requests`` rows, one per request, and are not copied into ``extra``; the
+  refactored package (``sglang.benchmark``) nests the same arrays under ``details``.
 
 Deliberately ignored: nothing a record says is dropped. The reader's tolerance
 (preamble lines, wrapped and truncated records) is described in ``json_records``.
@@ -220,13 +221,15 @@ def serving_row(
     aliases: Mapping[str, tuple[str, ...]],
 ) -> dict[str, Any]:
     has_config = server_args_of(record.value.get("server_info")) is not None
-    not_extra = frozenset(DETAIL_ARRAYS) | ({"server_info"} if has_config else set())
+    nested = NESTED_DETAILS if detail_holder(record.value) is not record.value else None
+    not_extra = frozenset(DETAIL_ARRAYS) | ({"server_info"} if has_config else set()) | ({nested} if nested else set())
     mapped = map_record(record.value, aliases, BENCH_SERVING, not_extra=not_extra)
     for key, problem in mapped.problems:
         parsed.warnings.append(f'{path}:{record.line_no}: key "{key}": {problem}')
+    holder = detail_holder(record.value)
     for key in DETAIL_ARRAYS:  # a details key that is not an array is not details: keep it
-        if key in record.value and not isinstance(record.value[key], list):
-            mapped.extra[key] = record.value[key]
+        if key in holder and not isinstance(holder[key], list):
+            mapped.extra[key] = holder[key]
     return {
         **mapped.row,
         "record_index": record_index,
@@ -244,8 +247,21 @@ def engine_of(rows: list[dict[str, Any]], *, default: str) -> str:
     return default
 
 
+NESTED_DETAILS = "details"  # sglang.benchmark's save_results: result["details"] = {"input_lens": …, …}
+
+
+def detail_holder(record: dict[str, Any]) -> dict[str, Any]:
+    """Where a record's ``--output-details`` arrays sit: under ``details`` (the refactored package)
+    when that is an object holding one of them, else the record itself (the classic script, vLLM)."""
+    nested = record.get(NESTED_DETAILS)
+    if isinstance(nested, dict) and any(isinstance(nested.get(key), list) for key in DETAIL_ARRAYS):
+        return nested
+    return record
+
+
 def request_rows(path: Path, parsed: ParsedSource, record_index: int, record: JsonRecord) -> list[dict[str, Any]]:
-    arrays = {key: value for key, value in record.value.items() if key in DETAIL_ARRAYS and isinstance(value, list)}
+    arrays = {key: value for key, value in detail_holder(record.value).items()
+              if key in DETAIL_ARRAYS and isinstance(value, list)}
     if not arrays:
         return []
     count = max(len(values) for values in arrays.values())
