@@ -14,16 +14,20 @@ from dashboard.analysis.definitions import ACCEPT, MS, RATIO, SHARE
 PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]
 DASHES = ["solid", "dot", "dash", "longdash", "dashdot"]
 THRESHOLD_COLOR = "#C62828"
+FEW_REQUESTS = 20
+HISTOGRAM_BIN = 0.1  # tokens/step per bar of the per-request histogram
+ECDF_POINTS = 2000  # points of the per-request ECDF line, at most
 
 
 def colors(variants: Sequence[str]) -> dict[str, str]:
     return {variant: PALETTE[i % len(PALETTE)] for i, variant in enumerate(variants)}
 
 
-def _layout(fig: go.Figure, height: int) -> go.Figure:
-    """Legend under the plot, so it never sits on a subplot title however many curves there are."""
+def _layout(fig: go.Figure, height: int, legend_y: float = -0.22) -> go.Figure:
+    """Legend under the plot, so it never sits on a subplot title however many curves there are; ``legend_y``
+    lower where a long x-axis title sits between the ticks and the legend."""
     fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10}, template="plotly_white",
-                      legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0})
+                      legend={"orientation": "h", "yanchor": "top", "y": legend_y, "x": 0})
     return fig
 
 
@@ -65,7 +69,7 @@ def position_figure(curves: pd.DataFrame, threshold: float, marks: dict[tuple[st
                 marker={"symbol": "x", "size": 14, "color": THRESHOLD_COLOR, "line": {"width": 2}},
                 hovertemplate=f"{label}: first position below the threshold (%{{x}})<extra></extra>"), row=1, col=2)
     fig.add_hline(y=threshold, line={"color": THRESHOLD_COLOR, "dash": "dash", "width": 1}, row=1, col=2,
-                  annotation_text=f"threshold {threshold:.0%}", annotation_position="top left")
+                  annotation_text=f"threshold {SHARE.text(threshold)}", annotation_position="top left")
     for col in (1, 2):
         fig.update_xaxes(title_text="draft position k", dtick=1, row=1, col=col)
         fig.update_yaxes(range=[0, 1.02], tickformat=".0%", row=1, col=col)
@@ -100,20 +104,41 @@ def request_figure(requests: pd.DataFrame) -> go.Figure:
                         subplot_titles=("Requests by accept length", "Share of requests at or below"))
     palette = colors(sorted(set(requests["variant"])))
     for variant, group in requests.groupby("variant", sort=True):
-        values = group["accept_length"].astype(float).sort_values()
-        fig.add_trace(go.Histogram(x=values, name=variant, legendgroup=variant, marker={"color": palette[variant]},
-                                   opacity=0.6, xbins={"size": 0.1},
-                                   hovertemplate=f"{variant}<br>%{{x}} tokens/step<br>%{{y}} requests<extra></extra>"),
+        values = np.sort(group["accept_length"].astype(float).to_numpy())
+        starts, counts = _bins(values, HISTOGRAM_BIN)
+        ends = starts + HISTOGRAM_BIN
+        fig.add_trace(go.Bar(x=starts + HISTOGRAM_BIN / 2, y=counts, width=HISTOGRAM_BIN, name=variant, legendgroup=variant,
+                             marker={"color": palette[variant]}, opacity=0.6,
+                             customdata=np.column_stack([starts, ends]),
+                             hovertemplate=f"{variant}<br>{ACCEPT.hover('customdata[0]')}–{ACCEPT.hover('customdata[1]')}"
+                                           "<br>%{y} requests<extra></extra>"),
                       row=1, col=1)
-        fig.add_trace(go.Scatter(x=values, y=np.arange(1, len(values) + 1) / len(values), mode="lines", line_shape="hv",
+        # the ECDF drawn through at most ECDF_POINTS of the sorted values (exact at each): a million requests
+        # would otherwise ship a million points to the browser for a line no wider than the chart
+        shown = _ecdf_points(len(values))
+        fig.add_trace(go.Scatter(x=values[shown], y=(shown + 1) / len(values),
+                                 mode="lines+markers" if len(values) < FEW_REQUESTS else "lines", line_shape="hv",
                                  name=variant, legendgroup=variant, showlegend=False, line={"color": palette[variant]},
                                  hovertemplate=f"{variant}<br>{ACCEPT.hover('x')}<br>{SHARE.hover('y')} of requests"
                                                "<extra></extra>"), row=1, col=2)
-    fig.update_layout(barmode="overlay")
+    fig.update_layout(barmode="overlay", bargap=0)
     fig.update_xaxes(title_text="accept length (tokens/step, bonus-inclusive)")
     fig.update_yaxes(title_text="requests", row=1, col=1)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02], row=1, col=2)
-    return _layout(fig, 360)
+    return _layout(fig, 380, legend_y=-0.3)
+
+
+def _bins(sorted_values: np.ndarray, size: float) -> tuple[np.ndarray, np.ndarray]:
+    """Counts per bin of ``size`` (bins start at multiples of it); only bins that hold a value."""
+    index = np.floor(sorted_values / size + 1e-9).astype(np.int64)  # 1e-9: 1.6 / 0.1 is 15.999…
+    bins, counts = np.unique(index, return_counts=True)
+    return bins * size, counts
+
+
+def _ecdf_points(count: int) -> np.ndarray:
+    if count <= ECDF_POINTS:
+        return np.arange(count)
+    return np.unique(np.append(np.linspace(0, count - 1, ECDF_POINTS).astype(np.int64), count - 1))
 
 
 def dataset_figure(matrix: pd.DataFrame) -> go.Figure:

@@ -1,44 +1,41 @@
 """The Drafters page's tables and chart (pure builders: frames in, frames and a plotly figure out).
 
-Numbers are formatted here as text ("32,000", "486 KB"), and gaps as "—", so no cell reads "None".
+Columns are the ones ``definitions.COLUMNS`` declares for the page (label, help, quantity): numbers stay
+numbers, shown at their quantity's decimals, and gaps read "—" through the table's placeholder.
 """
 from __future__ import annotations
-
-from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.analysis.drafters import verdict_rows
+from dashboard.analysis.definitions import COLUMNS, COUNT, PERCENT, Quantity
+from dashboard.analysis.drafters import JACCARD, verdict_rows
 from ingest.drafter_checks import Comparison
 
-GAP = "—"
 # Words, not emoji: the dashboard is read where no emoji font is installed (Chromium draws boxes).
 STATUS_MARK = {"ok": "ok", "suspicious": "SUSPICIOUS", "wrong": "WRONG", "not checked": "not checked"}
 
+def declared(name: str) -> Quantity:
+    """The quantity a declared column's numbers have (for the same number in a sentence)."""
+    quantity = COLUMNS[name].quantity
+    if quantity is None:
+        raise KeyError(f"column {name!r} declares no quantity")
+    return quantity
 
-def _count(value: Any) -> str:
-    return f"{int(value):,}" if value is not None and not pd.isna(value) else GAP
 
-
-def _bytes(value: Any) -> str:
-    if value is None or pd.isna(value):
-        return GAP
-    size = float(value)
-    return f"{size / 1e6:,.2f} MB" if size >= 1e6 else f"{size / 1e3:,.0f} KB"
+SIZE = declared("checkpoint size")  # KB: the checkpoint's files summed, and what ingest read of them
 
 
 def drafters_table(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per drafter: name, overall status, mapping form, the worst verdict, sizes, what was read."""
+    """One row per drafter: name, overall status, mapping form, the worst verdict, vocabularies, sizes."""
     return pd.DataFrame({
         "drafter": table["name"],
         "status": table["status"].map(lambda s: STATUS_MARK.get(s, s)),
         "mapping form": table["mapping_form"],
         "worst finding": table["headline"],
-        "target vocab": table["vocab_size"].map(_count),
-        "draft vocab": table["draft_vocab_size"].map(lambda v: _count(v) if not pd.isna(v) else "full (none set)"),
-        "read": [f"{_count(files)} file(s), {_bytes(size)}" if files else "config.json only"
-                 for files, size in zip(table["weights_files"], table["bytes_read"], strict=True)],
+        "target vocab": pd.to_numeric(table["vocab_size"], errors="coerce"),
+        "draft vocab": pd.to_numeric(table["draft_vocab_size"], errors="coerce"),
+        "checkpoint size": pd.to_numeric(table["size_bytes"], errors="coerce"),
     })
 
 
@@ -53,12 +50,14 @@ def verdict_lines(verdicts_json: str) -> list[str]:
 
 def comparison_table(c: Comparison) -> pd.DataFrame:
     """The two readings side by side: position-wise and set-wise."""
+    of = f" of {COUNT.number(c.positions_compared)}"
     return pd.DataFrame({
         "reading": ["position by position", "position by position", "as sets", "as sets", "as sets", "as sets"],
         "measure": ["draft ids that differ", "draft ids that agree", "target tokens shared", f"only in {c.name_a}",
                     f"only in {c.name_b}", "Jaccard (shared ÷ union)"],
-        "value": [f"{c.positions_differ:,} of {c.positions_compared:,}", f"{c.positions_agree:,} of {c.positions_compared:,}",
-                  f"{c.shared_target_tokens:,}", f"{c.only_a:,}", f"{c.only_b:,}", f"{c.jaccard:.3f}"],
+        "comparison value": [COUNT.number(c.positions_differ) + of, COUNT.number(c.positions_agree) + of,
+                             COUNT.number(c.shared_target_tokens), COUNT.number(c.only_a), COUNT.number(c.only_b),
+                             JACCARD.number(c.jaccard)],
     })
 
 
@@ -68,16 +67,17 @@ def divergence_chart(where: pd.DataFrame, c: Comparison) -> go.Figure:
         x=(where["first_draft_id"] + where["last_draft_id"]) / 2, y=where["share_differing"] * 100,
         width=where["last_draft_id"] - where["first_draft_id"] + 1,
         customdata=where[["first_draft_id", "last_draft_id"]],
-        hovertemplate="draft ids %{customdata[0]:,}–%{customdata[1]:,}<br>%{y:.1f}% differ<extra></extra>",
+        hovertemplate=(f"draft ids {COUNT.hover('customdata[0]')}–{COUNT.hover('customdata[1]')}<br>"
+                       f"{PERCENT.hover('y')} differ<extra></extra>"),
         marker_color="#d62728",
     ))
-    first = f"first difference at draft id {c.first_difference:,}" if c.first_difference is not None else "no difference"
+    first = f"first difference at draft id {COUNT.number(c.first_difference)}" if c.first_difference is not None else "no difference"
     figure.update_layout(
         title=dict(text=f"Where {c.name_a} and {c.name_b} differ ({first})", font_size=14),
         xaxis_title="draft id", yaxis_title="draft ids that differ (%)", yaxis_range=[0, 105],
         height=320, margin=dict(l=60, r=20, t=50, b=50), showlegend=False, bargap=0,
     )
-    figure.update_xaxes(tickformat=",d")
+    figure.update_xaxes(tickformat=COUNT.d3())
     return figure
 
 
@@ -85,9 +85,9 @@ def coverage_table(found: pd.DataFrame) -> pd.DataFrame:
     """Per drafter and token file: tokens generated, how many the draft vocabulary holds, the share."""
     return pd.DataFrame({
         "drafter": found["drafter"],
-        "generated tokens from": found["tokens_path"].map(lambda p: str(p).rsplit("/", 1)[-1]),
-        "tokens": found["tokens"].map(_count),
-        "distinct ids": found["distinct_tokens"].map(_count),
-        "in the draft vocabulary": found["covered_tokens"].map(_count),
-        "coverage": found["coverage"].map(lambda v: f"{float(v) * 100:.1f}%" if not pd.isna(v) else GAP),
+        "token file": found["tokens_path"].map(lambda p: str(p).rsplit("/", 1)[-1]),
+        "generated tokens": pd.to_numeric(found["tokens"], errors="coerce"),
+        "distinct ids": pd.to_numeric(found["distinct_tokens"], errors="coerce"),
+        "in draft vocab": pd.to_numeric(found["covered_tokens"], errors="coerce"),
+        "coverage": pd.to_numeric(found["coverage"], errors="coerce"),
     })

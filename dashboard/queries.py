@@ -119,6 +119,7 @@ cycle_composition = cached(data.cycle_composition)
 cycle_distribution = cached(data.cycle_distribution)
 rank_breakdown = cached(data.rank_breakdown)
 top_kernels = cached(data.top_kernels)
+session_positions = cached(data.session_positions)
 
 
 def session_sources(session_id: str) -> pd.DataFrame:

@@ -99,6 +99,8 @@ RUN = Param("run", "w_run")
 DIFF_ONLY = Param("diff_only", "w_diff_only")
 LOG_SEARCH = Param("q", "w_log_search")
 DECISION = Param("decision", "w_decision")
+# The Acceptance page's own variant choice: kept apart from VARIANTS, which Compare and Break-even share.
+ACCEPTANCE_VARIANTS = Param("acceptance_variant", "acceptance_variants")
 
 SHARED = (PHASES, VARIANTS, BASELINE, METRIC)
 

@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dashboard import charts
 from dashboard.analysis.definitions import ACCEPT, EMPTY, MS, RATIO, TOK_S
 from dashboard.analysis.sweeps import CROSSOVER_AT, X_AXES, Crossover
 
@@ -145,3 +146,83 @@ def path_chart(curve: pd.DataFrame, x: str) -> go.Figure:
     figure.update_xaxes(range=[0.9, top], tickformat=ACCEPT.d3())
     figure.update_yaxes(range=[0.9, top], tickformat=RATIO.d3())
     return figure
+
+
+# --- sweeps on the Break-even plane ------------------------------------------------------------------
+
+def break_even_paths(figure: go.Figure, path: pd.DataFrame) -> go.Figure:
+    """The Break-even plane (``charts.breakeven_plane``) with each sweep drawn as a path in (τ, r): how τ and the cost
+    ratio move as the batch (or concurrency) grows, markers growing with it, the path's last point tagged with its
+    batch. ``path``: ``analysis.sweeps.break_even_path`` rows (sweep, variant, axis, x, tau, cost_ratio, r_from). The
+    plane grows to hold the paths; tags are placed clear of the plane's own tags and markers. Empty ``path``: the
+    figure unchanged."""
+    if path.empty:
+        return figure
+    grow_plane(figure, float(path["tau"].max()) * 1.1, float(path["cost_ratio"].max()) * 1.1)
+    x_max, y_max = figure.layout.xaxis.range[1], figure.layout.yaxis.range[1]
+    scale = (charts.PLANE_PLOT_PX[0] / x_max, charts.PLANE_PLOT_PX[1] / y_max)
+    colours = {trace.name: trace.marker.color for trace in figure.data
+               if trace.mode == "markers" and isinstance(getattr(trace.marker, "color", None), str)}
+    obstacles = [charts.marker_box(x, y, scale) for trace in figure.data
+                 if trace.mode == "markers" and trace.x is not None for x, y in zip(trace.x, trace.y, strict=True)
+                 if x is not None]
+    # The plane's own tags are placed again with the paths' tags, at this scale (unshifted, in their order first).
+    tags = [charts.Tag(a.x, a.y, a.text, a.font.color, a.xanchor, a.yanchor, a.xshift or 0, 0.0)
+            for a in figure.layout.annotations]
+    figure.layout.annotations = ()
+    for index, ((sweep, variant), part) in enumerate(path.groupby(["sweep", "variant"], sort=True)):
+        part = part.sort_values("x")
+        axis = str(part["axis"].iloc[0])
+        colour_ = colours.get(variant, colour(index))
+        steps = [f"{v:g}" for v in part["x"]]
+        modelled = str(part["r_from"].iloc[0]).startswith("modelled")
+        figure.add_trace(go.Scatter(
+            x=part["tau"], y=part["cost_ratio"], mode="lines+markers", name=f"{variant}: sweep, {axis} {steps[0]} → {steps[-1]}",
+            line={"color": colour_, "dash": "dot", "width": 1.5},
+            marker={"size": [5 + 2 * i for i in range(len(part))], "color": colour_, "symbol": "diamond",
+                    "line": {"width": 1, "color": "white"}},
+            customdata=[[step, sweep, r_from] for step, r_from in zip(steps, part["r_from"], strict=True)],
+            hovertemplate=(f"{variant} · %{{customdata[1]}}<br>{axis} %{{customdata[0]}}<br>τ = {ACCEPT.hover('x')}"
+                           f"<br>r = {RATIO.hover('y')} (vs the sweep's baseline at the same {axis})"
+                           "<br>r: %{customdata[2]}<extra>sweep</extra>"),
+        ))
+        last = part.iloc[-1]
+        # the tag sits beyond the path's end, on the side the path was heading (not back across its own line)
+        leftwards = len(part) > 1 and float(last["tau"]) < float(part["tau"].iloc[-2])
+        tags.append(charts.Tag(float(last["tau"]), float(last["cost_ratio"]), f"{axis} {steps[-1]}"
+                               + ("" if modelled else " (r est.)"), colour_, "right" if leftwards else "left", "bottom",
+                               -8.0 if leftwards else 6.0))
+        obstacles += [charts.marker_box(t, r, scale, 5 + 2 * i) for i, (t, r) in enumerate(zip(part["tau"], part["cost_ratio"],
+                                                                                             strict=True))]
+    for tag in charts.declutter(tags, obstacles, scale):
+        figure.add_annotation(x=tag.x, y=tag.y, text=tag.text, showarrow=False, xanchor=tag.xanchor, yanchor=tag.yanchor,
+                              xshift=tag.xshift, yshift=tag.yshift, font={"size": charts.TAG_FONT_PX, "color": tag.color})
+    return figure
+
+
+def grow_plane(figure: go.Figure, x_need: float, y_need: float) -> None:
+    """Widen the plane's axes to hold (x_need, y_need), redrawing its losing region and iso-speedup lines (and their
+    S tags) to the new edges; nothing when it already holds them."""
+    x_max, y_max = figure.layout.xaxis.range[1], figure.layout.yaxis.range[1]
+    if x_need <= x_max and y_need <= y_max:
+        return
+    x_max, y_max = max(x_max, x_need), max(y_max, y_need)
+    figure.update_xaxes(range=[0, x_max])
+    figure.update_yaxes(range=[0, y_max])
+    speedups: dict[str, float] = {}
+    for trace in figure.data:
+        name = trace.name or ""
+        if name.startswith("speculation loses"):
+            trace.x, trace.y = [0, x_max, x_max, 0], [0, x_max, y_max, y_max]
+        elif name.startswith("break-even (S = 1") or name.startswith("S = "):
+            speedup = 1.0 if name.startswith("break-even") else float(name.removeprefix("S = "))
+            end = min(x_max, y_max * speedup)
+            trace.x, trace.y = [0, end], [0, end / speedup]
+            speedups[f"S={speedup:g}"] = speedup
+    for annotation in figure.layout.annotations:
+        if annotation.text in speedups:
+            speedup = speedups[annotation.text]
+            end = min(x_max, y_max * speedup)
+            at_right = end >= x_max
+            annotation.update(x=end, y=end / speedup, xanchor="right" if at_right else "left",
+                              yanchor="bottom" if at_right else "top", xshift=-2 if at_right else 3)

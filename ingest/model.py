@@ -31,6 +31,7 @@ class ParsedSource:
     lines_read: int = 0
     batches: Iterator[tuple[str, pa.Table]] | None = None
     rows_streamed: int = 0  # rows handed over through ``batches`` so far
+    size_bytes: int | None = None  # the bytes the source consists of, when not its path's own size (a folder's files)
 
     @property
     def rows_loaded(self) -> int:

@@ -253,7 +253,7 @@ def insert_source_row(
             sha256,
             parsed.kind,
             parsed.engine,
-            path.stat().st_size,
+            parsed.size_bytes if parsed.size_bytes is not None else path.stat().st_size,
             phase,
             variant,
             group,

@@ -1,6 +1,9 @@
-"""The Acceptance page in real headless Chromium (Debian's), on a copy of the demo store and on a corpus-only store.
+"""The Acceptance page in real headless Chromium (Debian's), on a copy of the demo store and on a corpus-only store,
+and the Run page's per-position curve of a session's window.
 
-Screenshots at 1280 and 1920 px go to tests/artifacts/acceptance-*.png.
+Each page is settled, its expanders opened, checked for tables wider than their frame (cut off at the right) and
+chart labels that overlap or stick out (tests/browser.py: look_at), and shot whole at 1280 and 1920 px to
+tests/artifacts/acceptance-{demo,corpus,run-positions}-WIDTH.png.
 """
 from __future__ import annotations
 
@@ -10,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
-from tests.browser import CHROMIUM, screenshot, served
+from tests import browser as browser_helpers
+from tests.browser import CHROMIUM, look_at, served
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.browser
@@ -69,10 +74,37 @@ def test_demo_acceptance_page(demo_url: str, page: Page) -> None:
     expect(main.get_by_text("models best").first).to_be_visible()
     expect(main.get_by_text("Lowest-acceptance requests")).to_be_visible()
     assert page.locator(".js-plotly-plot").count() >= 4  # positions, steps model, requests, datasets
-    screenshot(page, f"acceptance-demo-{page.viewport_size['width']}")
+    problems = look_at(page, f"acceptance-demo-{page.viewport_size['width']}")
+    assert problems == [], "\n".join(problems)
 
 
-def test_corpus_acceptance_page(corpus_url: str, page: Page) -> None:
+def test_corpus_acceptance_page(corpus_url: str, page: Page, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With its expanders open the corpus page is taller than the helper's 7000 px cap: a shot that tall would
+    # start below the page's top (Streamlit's main scrolled), so it is shot whole.
+    monkeypatch.setattr(browser_helpers, "MAX_SHOT_HEIGHT", 12_000)
     open_page(page, corpus_url)
     expect(page.locator('[data-testid="stMain"]').get_by_text("Not like-for-like").first).to_be_visible()
-    screenshot(page, f"acceptance-corpus-{page.viewport_size['width']}")
+    problems = look_at(page, f"acceptance-corpus-{page.viewport_size['width']}")
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def positions_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    from tests.test_run_positions import write_session
+
+    folder = tmp_path_factory.mktemp("run-positions-browser")
+    db = folder / "store.duckdb"
+    ingest_paths(write_session(folder), db, phase="p", variant="eagle3")
+    sessions = data.sessions(db)
+    with served(db) as url:
+        yield url, str(sessions[sessions["origin"] == "benchmark"]["session_id"].iloc[0])
+
+
+def test_run_page_shows_its_windows_per_position_curve(positions_url: tuple[str, str], page: Page) -> None:
+    url, session = positions_url
+    page.goto(f"{url}/run?session={session}")
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text("Acceptance per draft position")).to_be_visible(timeout=60_000)
+    expect(main.get_by_text("on the Acceptance page")).to_be_visible()
+    problems = look_at(page, f"acceptance-run-positions-{page.viewport_size['width']}")
+    assert problems == [], "\n".join(problems)

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from dashboard.analysis.definitions import ACCEPT
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS
 from tests.test_app import run_page, texts
+from tests.test_app_every_page import table_defects
 from tests.test_every_file import corpus_paths
 
 PAGE = "views/acceptance.py"
@@ -38,41 +41,41 @@ def test_demo_shows_the_k2_drafters_curve_the_steps_model_requests_and_datasets(
     app = run_page(PAGE, demo_db, monkeypatch)
     tables = frames(app)
     summary = tables[0]
-    k2 = summary[summary["Variant"] == "k2-drafter"].iloc[0]
-    assert k2["τ = 1 + Σ P(≥ k)"] == "1.58"  # the K2 drafter's logged accept length comes out of its per-position rates
-    assert k2["First position below 50%"] == "1"
+    k2 = summary[summary["variant"] == "k2-drafter"].iloc[0]
+    assert ACCEPT.number(k2["τ from positions"]) == "1.58"  # the K2 drafter's logged accept length comes out of its per-position rates
+    assert k2["first below threshold"] == 1
     positions = tables[1]
-    assert list(positions[positions["Variant"] == "k2-drafter"]["P(≥ k accepted)"]) == ["46", "12"]
+    assert [f"{v:.0f}" for v in positions[positions["variant"] == "k2-drafter"]["P(≥ k)"]] == ["46", "12"]
     text = texts(app)
     assert "models best" in text and "assumed" in text and "measured" in text
-    distribution = next(t for t in tables if "p50" in t.columns)
-    assert set(distribution["Variant"]) == {"from-scratch", "k2-drafter", "k2-drafter-ft"}
-    worst = next(t for t in tables if "Request id" in t.columns)
-    assert worst["Accept length"].iloc[0] <= worst["Accept length"].iloc[-1] and worst["Dataset"].iloc[0] != "—"
-    matrix = next(t for t in tables if "Dataset" in t.columns and "Δ vs from-scratch" in t.columns)
-    assert {"gsm8k", "humaneval", "mt-bench"} <= set(matrix["Dataset"])
-    for table in tables:  # no raw gaps and no raw column names
-        assert not table.isin(["None", "nan", "NaN"]).any().any()
-        assert not any("_" in column for column in table.columns)
+    distribution = next(t for t in tables if "request spread" in t.columns)
+    assert set(distribution["variant"]) == {"from-scratch", "k2-drafter", "k2-drafter-ft"}
+    worst = next(t for t in tables if "request id" in t.columns and "accept length" in t.columns)
+    assert worst["accept length"].iloc[0] <= worst["accept length"].iloc[-1] and pd.notna(worst["dataset"].iloc[0])
+    matrix = next(t for t in tables if "Δ accept length" in t.columns)
+    assert {"gsm8k", "humaneval", "mt-bench"} <= set(matrix["dataset"])
+    assert "against **from-scratch**" in text
+    assert table_defects(app, "acceptance") == []  # labels, helps and formats from definitions.COLUMNS; no None cell
 
 
 def test_the_threshold_moves_the_mark(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = run_page(PAGE, demo_db, monkeypatch)
     app.slider(key="acceptance_threshold").set_value(0.3).run()
-    summary = frames(app)[0]
-    assert summary[summary["Variant"] == "k2-drafter"]["First position below 30%"].iloc[0] == "2"
-    assert summary[summary["Variant"] == "k2-drafter-ft"]["First position below 30%"].iloc[0] == "—"
+    summary = frames(app)[0].set_index("variant")["first below threshold"]
+    assert summary["k2-drafter"] == 2 and pd.isna(summary["k2-drafter-ft"])  # shown as "—"
+    assert "below 30% (the threshold above)" in texts(app)
 
 
 def test_corpus_only_store_shows_every_kind_it_holds(corpus_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = run_page(PAGE, corpus_db, monkeypatch)
     tables = frames(app)
-    sources = set(tables[0]["Source"])
+    sources = set(tables[0]["acceptance source"])
     assert {"vllm spec_decode.py summary", "per-request histograms"} <= sources  # no corpus log prints per-position rates
-    assert any("Request id" in t.columns for t in tables)
-    matrix = next(t for t in tables if "Dataset" in t.columns and any(c.startswith("Δ vs") for c in t.columns))
-    assert "mtbench" in set(matrix["Dataset"])
+    assert any("request id" in t.columns for t in tables)
+    matrix = next(t for t in tables if "Δ accept length" in t.columns)
+    assert "mtbench" in set(matrix["dataset"])
     assert "Not like-for-like" in texts(app)
+    assert table_defects(app, "acceptance (corpus)") == []
 
 
 def test_empty_of_acceptance_data_says_what_to_ingest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

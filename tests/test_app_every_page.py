@@ -23,7 +23,7 @@ from tests.test_every_file import corpus_paths
 # cell: inside a sample JSON line it is the file's own text).
 # The pages of issue #18 (tests/test_app.py's PAGES); pages added since join once their tables use ui.table.
 PAGES = ["views/compare.py", "views/breakeven.py", "views/breakdown.py", "views/run.py", "views/phases.py",
-         "views/decisions.py", "views/ingest.py"]
+         "views/decisions.py", "views/ingest.py", "views/sweeps.py", "views/drafters.py", "views/acceptance.py"]
 SHOWN_AS_MISSING = re.compile(r"(?<![\w-])(None|nan|NaN|NaT|<NA>)(?![\w-])|^\s*null\s*$")
 
 

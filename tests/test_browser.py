@@ -117,6 +117,9 @@ def test_break_even_reads_the_k2_story(base_url: str, page: Page) -> None:
     expect(k2).to_contain_text("cycle ≈ 30.51 ms")  # ms at its one declared precision (2 decimals)
     expect(page.get_by_text("one decode step ≈ 12.20 ms")).to_be_visible()
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    # Phase 0's sweeps drawn as paths in the plane, with the legend naming their batch range (issue #21)
+    expect(page.get_by_text("Dotted paths").first).to_be_visible()
+    expect(page.locator(".js-plotly-plot .legend").first).to_contain_text("k2-drafter: sweep, batch size 1 → 32")
     screenshot(page, "breakeven")
 
 

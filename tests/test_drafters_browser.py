@@ -64,3 +64,29 @@ def test_the_drafters_page_shows_the_seeds_finding(base_url: str, page: Page) ->
     assert "None" not in text.split() and "nan" not in text.split()
     cells = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].map(t => t.innerText).join(' ')""")
     assert "None" not in cells
+
+
+@pytest.fixture(scope="module")
+def corpus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A store of the shared corpus only (the every-file store, plus the corpus' real drafter configs)."""
+    from ingest.pipeline import ingest_paths
+    from tests.conftest import CORPUS
+    from tests.test_every_file import corpus_paths
+
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    db = tmp_path_factory.mktemp("drafters-corpus-browser") / "corpus.duckdb"
+    ingest_paths([*corpus_paths(), *sorted((CORPUS / "new" / "drafter_config").glob("*.config.json"))], db)
+    with served(db) as url:
+        yield url
+
+
+@pytest.mark.corpus
+def test_the_drafters_page_on_a_corpus_only_store(corpus_url: str, page: Page) -> None:
+    page.goto(f"{corpus_url}/drafters")
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text("Comparing needs two drafters with a d2t mapping")).to_be_visible()
+    problems = look_at(page, f"drafters-corpus-{page.viewport_size['width']}")
+    assert not problems, problems
+    text = main.inner_text()
+    assert "None" not in text.split() and "nan" not in text.split()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.analysis import definitions
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, FIXTURES
 from tests.test_app import run_page, texts
@@ -16,7 +18,8 @@ PAGE = "views/drafters.py"
 
 
 def shown_cells(app: AppTest) -> list[str]:
-    return [str(cell) for table in app.dataframe for cell in table.value.to_numpy().ravel()]
+    """The text cells (an empty number is drawn as the table's placeholder "—": tests/test_app_every_page.py checks it)."""
+    return [cell for table in app.dataframe for cell in table.value.to_numpy().ravel() if isinstance(cell, str)]
 
 
 def test_the_demo_store_shows_the_seeds_finding(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,12 +33,14 @@ def test_the_demo_store_shows_the_seeds_finding(demo_db: Path, monkeypatch: pyte
     assert [s.value for s in app.selectbox] == ["Kimi-K2-Instruct-eagle3"] * 2 + ["kimi-k25-reference-mapping"]  # a drafter vs its reference
     drafters, coverage, comparison = (t.value for t in app.dataframe)
     assert sorted(drafters["drafter"]) == ["Kimi-K2-Instruct-eagle3", "kimi-k25-reference-mapping"]
-    assert set(drafters["status"]) == {"ok"} and set(drafters["target vocab"]) == {"163,840"}
+    assert set(drafters["status"]) == {"ok"} and set(drafters["target vocab"]) == {163_840}
+    assert set(drafters["draft vocab"]) == {32_000} and drafters["checkpoint size"].between(480, 490).all()  # KB, as shown
     checks = [line.split("**")[1] for line in shown.splitlines() if line.startswith("- **")]
     assert checks == ["mapping form", "in range", "injective", "t2d consistent", "identity", "config sizes"]
-    assert dict(zip(coverage["drafter"], coverage["coverage"], strict=True)) == {
-        "Kimi-K2-Instruct-eagle3": "77.6%", "kimi-k25-reference-mapping": "98.0%"}
-    assert comparison["value"].tolist()[:3] == ["31,748 of 32,000", "252 of 32,000", "29,689"]
+    shown_as = definitions.COLUMNS["coverage"].quantity.printf()  # the values arrive ×100, the column prints "%.1f%%"
+    assert shown_as == "%,.1f%%" and dict(zip(coverage["drafter"], coverage["coverage"].round(1), strict=True)) == {
+        "Kimi-K2-Instruct-eagle3": 77.6, "kimi-k25-reference-mapping": 98.0}
+    assert comparison["comparison value"].tolist()[:3] == ["31,748 of 32,000", "252 of 32,000", "29,689"]
     assert app.get("plotly_chart")
     assert not [c for c in shown_cells(app) if c in ("None", "nan", "NaN", "<NA>")]
 
@@ -46,7 +51,7 @@ def test_the_fixture_drafters_show_their_verdicts(tmp_path: Path, monkeypatch: p
     app = run_page(PAGE, db, monkeypatch)
     table = app.dataframe[0].value.set_index("drafter")
     assert table.loc["absolute-ids", "status"] == "WRONG" and table.loc["identity", "status"] == "SUSPICIOUS"
-    assert table.loc["full-vocab", "draft vocab"] == "full (none set)"
+    assert pd.isna(table.loc["full-vocab", "draft vocab"])  # shown as "—": its help says none set = full vocabulary
     assert table.loc["out-of-range", "worst finding"].startswith("in range: 3 of 256 draft ids map outside")
     app.selectbox[0].set_value("t2d-inconsistent").run()
     assert ("- **t2d consistent** · WRONG: t2d marks 256 target ids, d2t maps to 256; 248 in both. "
@@ -63,7 +68,8 @@ def test_a_store_of_the_corpus_lists_its_drafter_configs_unchecked(corpus_dir: P
     app = run_page(PAGE, db, monkeypatch)
     table = app.dataframe[0].value
     assert sorted(table["drafter"]) == sorted(p.name.removesuffix(".config.json") for p in configs)
-    assert set(table["status"]) == {"not checked"} and set(table["read"]) == {"config.json only"}
+    assert set(table["status"]) == {"not checked"}
+    assert sorted(table["checkpoint size"]) == pytest.approx(sorted(p.stat().st_size / 1000 for p in configs))  # the config.json alone
     assert set(table["worst finding"]) == {"weights: no weights: mapping not checked (config.json alone)"}
     assert "Comparing needs two drafters with a d2t mapping" in texts(app)
     assert not [c for c in shown_cells(app) if c in ("None", "nan", "NaN", "<NA>")]

@@ -87,6 +87,13 @@ def test_the_demo_sweeps_cross_where_the_data_says(demo_db: Path) -> None:
     assert round(at1.loc[("k2-drafter", "steps 2 · topk 1 · draft 3"), "base_throughput"]) == 82
     assert at1.loc[("k2-drafter", "steps 2 · topk 1 · draft 3"), "throughput"] == pytest.approx(51.8, abs=0.3)
     assert at1.loc[("from-scratch", "steps 3 · topk 1 · draft 4"), "throughput"] == pytest.approx(60.0, abs=0.5)
+    # the K2 drafter's wrong d2t caps its accept length whatever the config (a second candidate is shifted too):
+    # 1.41 – 1.72 over the whole grid, its best config at batch 1 (2, 2, 3) only 1.63 (52.0 tok/s, 0.63×)
+    k2 = spec[spec["variant"] == "k2-drafter"]
+    assert k2["tau"].min() == pytest.approx(1.41) and k2["tau"].max() == pytest.approx(1.718)
+    best1 = sweeps.curves(spec, "batch_size").set_index(["variant", "batch_size"]).loc[("k2-drafter", 1)]
+    assert best1["config"] == "steps 2 · topk 2 · draft 3" and best1["tau"] == pytest.approx(1.633, abs=1e-3)
+    assert round(best1["speedup"], 2) == 0.63  # both runs: 52.0 tok/s against 82.2
     found = {c.variant: c for c in sweeps.crossovers(sweeps.curves(spec, "batch_size"), "batch_size")}
     assert found["k2-drafter"].status == "pays at no point"
     cross = found["from-scratch"]

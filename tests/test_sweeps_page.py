@@ -1,22 +1,18 @@
 """The Sweeps page through AppTest: on the demo store, on a corpus-only store, and with no sweep at all."""
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.analysis import definitions, sweeps
+from dashboard.analysis import sweeps
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, FIXTURES
 from tests.test_every_file import corpus_paths
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 PAGE = "views/sweeps.py"
-MISSING = re.compile(r"(?<![\w-])(None|nan|NaN|NaT|<NA>)(?![\w-])")
 
 
 def open_page(db: Path, monkeypatch: pytest.MonkeyPatch, query: dict[str, str] | None = None) -> AppTest:
@@ -36,23 +32,11 @@ def text(app: AppTest) -> str:
 
 
 def table_problems(app: AppTest) -> list[str]:
-    """Each table shows its declared labels, help and formats; no cell reads None/nan; gaps read "—"."""
-    problems = []
-    for table in app.dataframe:
-        config: dict[str, Any] = json.loads(table.proto.columns or "{}")
-        declared = sweeps.columns(next(c for c in table.value.columns if c in sweeps.X_AXES))
-        for column in table.value.columns:
-            shown, want = config.get(str(column), {}), declared.get(str(column))
-            if want is None or shown.get("label") != want.label or not shown.get("help"):
-                problems.append(f"column {column!r} shown as {shown}")
-            if want is not None and want.quantity is not None and shown.get("type_config", {}).get("format") != want.quantity.printf():
-                problems.append(f"column {column!r} not formatted by its quantity")
-            cells = [v for v in table.value[column] if isinstance(v, str) and MISSING.search(v)]
-            if cells:
-                problems.append(f"column {column!r} shows {cells[:3]}")
-        if table.proto.placeholder != definitions.EMPTY:
-            problems.append("no placeholder for gaps")
-    return problems
+    """Each table shows the labels, help and formats definitions.COLUMNS declares (the check every page gets in
+    tests/test_app_every_page.py); no cell reads None/nan; gaps read "—"."""
+    from tests.test_app_every_page import table_defects
+
+    return table_defects(app, PAGE)
 
 
 def test_demo_store_shows_both_drafters_the_crossover_and_the_grid(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,7 +48,7 @@ def test_demo_store_shows_both_drafters_the_crossover_and_the_grid(demo_db: Path
     assert len(app.get("plotly_chart")) == 4  # speedup, cause, (τ, r) path, grid
     assert table_problems(app) == []
     best = app.dataframe[0].value
-    assert set(best["variant"]) == {"from-scratch", "k2-drafter"} and sorted(set(best["batch_size"])) == [1, 2, 4, 8, 16, 32]
+    assert set(best["variant"]) == {"from-scratch", "k2-drafter"} and sorted(set(best["batch size"])) == [1, 2, 4, 8, 16, 32]
 
 
 def test_demo_store_phase1_concurrency_sweep(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,6 +22,7 @@ import pandas as pd
 
 from dashboard.analysis import stats
 from dashboard.analysis.data import frame, reader, relations
+from dashboard.analysis.definitions import ACCEPT, COLUMNS, EMPTY
 
 ACCEPTANCE_VIEWS = frozenset({"acceptance_position_rates", "acceptance_request_rows", "acceptance_datasets",
                               "acceptance_metric_windows"})
@@ -167,22 +168,35 @@ def position_samples(rates: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFram
         grouped["weight"] = grouped["weight"].where(grouped["weight"] > 0)
         parts.append(grouped[columns])
     if not requests.empty:
-        rows = []
-        for _, row in requests.iterrows():
-            hist = row["histogram"]
-            if hist is None or (isinstance(hist, float) and np.isnan(hist)):
-                continue
-            hist = list(hist)
-            for position, value in enumerate(survival_from_histogram(hist), start=1):
-                rows.append({"variant": row["variant"], "origin": REQUEST_ORIGIN, "scope": "requests",
-                             "sample": f"{row['source_id']} · request {row['record_index']}.{row['request_index']}",
-                             "source_id": row["source_id"], "position": position, "survival": value,
-                             "weight": float(sum(hist))})
-        if rows:
-            parts.append(pd.DataFrame(rows, columns=columns))
+        parts.append(_request_samples(requests)[columns])
     if not parts:
         return pd.DataFrame(columns=columns)
     return pd.concat(parts, ignore_index=True)
+
+
+def _request_samples(requests: pd.DataFrame) -> pd.DataFrame:
+    """Each request's histogram as S(k) rows (``survival_from_histogram`` for all requests at once: a
+    million requests are a few array operations, not a million Python calls)."""
+    held = requests[requests["histogram"].map(lambda h: isinstance(h, list | tuple | np.ndarray) and len(h) >= 2)]
+    lengths = held["histogram"].map(len).to_numpy(dtype=np.int64)
+    counts = np.zeros((len(held), int(lengths.max()) if len(held) else 0))
+    if len(held):
+        rows = np.repeat(np.arange(len(held)), lengths)
+        columns = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        counts[rows, columns] = np.concatenate([np.asarray(h, dtype=float) for h in held["histogram"]])
+    totals = counts.sum(axis=1)
+    tails = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]  # tails[i, k] = Σ_{j≥k} h_i[j]
+    positions = np.arange(1, counts.shape[1])
+    keep = (positions[None, :] < lengths[:, None]) & (totals[:, None] > 0)
+    request, position = np.nonzero(keep)
+    sample = held["source_id"].astype(str) + " · request " + held["record_index"].astype(str) + "." + \
+        held["request_index"].astype(str)
+    return pd.DataFrame({
+        "variant": held["variant"].to_numpy()[request], "origin": REQUEST_ORIGIN, "scope": "requests",
+        "sample": sample.to_numpy()[request], "source_id": held["source_id"].to_numpy()[request],
+        "position": positions[position], "survival": tails[request, position + 1] / totals[request],
+        "weight": totals[request],
+    })
 
 
 def position_curves(samples: pd.DataFrame) -> pd.DataFrame:
@@ -191,21 +205,25 @@ def position_curves(samples: pd.DataFrame) -> pd.DataFrame:
                "weight", "accept_length", "sources"]
     if samples.empty:
         return pd.DataFrame(columns=columns)
+    keys = ["variant", "origin", "position"]
+    weighted = samples.assign(w=samples["weight"].fillna(1.0).astype(float))
+    weighted["sw"] = weighted["survival"].astype(float) * weighted["w"]
+    by_position = weighted.groupby(keys, sort=True)
+    points = by_position.agg(sw=("sw", "sum"), w=("w", "sum"), samples=("survival", "size"),
+                             weight=("weight", lambda w: float(w.sum()) if w.notna().any() else None))
+    spread = by_position["survival"].quantile(list(SPREAD)).unstack()
+    single = points["samples"] <= 1  # one sample has no spread
+    points["low"] = spread[SPREAD[0]].astype(object).where(~single, None)
+    points["high"] = spread[SPREAD[1]].astype(object).where(~single, None)
+    points["survival"] = points["sw"] / points["w"]
+    points = points.reset_index()
+    points["position"] = points["position"].astype(int)
     out = []
-    for (variant, origin), group in samples.groupby(["variant", "origin"], sort=True):
-        positions = []
-        for position, at in group.groupby("position", sort=True):
-            w = at["weight"].fillna(1.0)
-            positions.append({
-                "position": int(position), "survival": float((at["survival"] * w).sum() / w.sum()),
-                "low": float(at["survival"].quantile(SPREAD[0])) if len(at) > 1 else None,
-                "high": float(at["survival"].quantile(SPREAD[1])) if len(at) > 1 else None,
-                "samples": int(len(at)), "weight": float(at["weight"].sum()) if at["weight"].notna().any() else None,
-            })
-        curve = pd.DataFrame(positions)
+    for (variant, origin), curve in points.groupby(["variant", "origin"], sort=True):
+        group = samples[(samples["variant"] == variant) & (samples["origin"] == origin)]
+        curve = curve.reset_index(drop=True)
         curve["conditional"] = conditional(curve["survival"].tolist())
         curve["accept_length"] = 1.0 + curve["survival"].sum()
-        curve["variant"], curve["origin"] = variant, origin
         curve["scope"] = ", ".join(sorted(set(group["scope"])))
         curve["sources"] = ", ".join(sorted(set(group["source_id"])))
         out.append(curve)
@@ -353,26 +371,131 @@ def mixed_sources(curves: pd.DataFrame, distribution: pd.DataFrame) -> list[str]
     return notes
 
 
-# --- definitions shown on hover (docs/metrics.md, "Acceptance in depth") ------------------------------
+# --- definitions shown on hover: the label table's helps (definitions.COLUMNS, the one place they are written) ---
 
-SURVIVAL = ("P(≥ k accepted) = share of draft steps whose first k draft tokens were all accepted. vLLM prints "
-            "exactly this as its per-position acceptance rate (accepted at position k ÷ drafts); from a per-request "
-            "histogram it is Σ_{i≥k} steps with i accepted ÷ all steps. Summed over k, plus 1, it is the accept length.")
-CONDITIONAL = ("P(k | k−1) = P(≥ k accepted) ÷ P(≥ k−1 accepted): the chance the k-th draft survives given the ones "
-               "before it did. Unlike the mean rate (accepted ÷ drafted), it does not shrink when more tokens are drafted.")
-ACCEPT_LENGTH = ("Accept length = tokens emitted per verify step, bonus token included (1 + accepted drafts per step). "
-                 "SGLang per request: completion tokens ÷ spec_verify_ct; vLLM: 1 + accepted ÷ steps (or ÷ drafts).")
-MEAN_RATE = "Mean acceptance rate = accepted draft tokens ÷ drafted tokens (a fraction; vLLM's logs print it in percent)."
-SPREAD_TEXT = "p10–p90 = the spread of the per-window (log interval, snapshot delta) or per-request values around the pooled one."
-POOLED = ("Pooled = weighted by drafts (log intervals, counter deltas) or verify steps (requests), never averaged per line "
-          "or request.")
-SCOPES = {
-    "window": "per window: one log interval or one pair of /metrics snapshots",
-    "run": "per run: one benchmark run's summary",
-    "lifetime": "lifetime: counters since the server started (includes warm-up and earlier traffic)",
-    "requests": "per request: pooled over the requests' own statistics",
-    "server lifetime": "server lifetime: bench_serving's accept_length is the server's average since start",
-}
-MODEL = ("Cycle model: τ(N) = 1 + Σ_{k≤N} P(≥ k accepted); cycle(N) = N × draft step + verify + draft-extend "
-         "(+ N × verify per extra token); speedup S = τ(N) × baseline step ÷ cycle(N). An estimate: measured inputs "
-         "come from profiler traces, the rest are assumptions you can change.")
+SURVIVAL = COLUMNS["P(≥ k)"].help
+CONDITIONAL = COLUMNS["P(k | k−1)"].help
+ACCEPT_LENGTH = COLUMNS["accept length"].help
+MEAN_RATE = COLUMNS["mean rate"].help
+SPREAD_TEXT = COLUMNS["P(≥ k) p10"].help
+POOLED = COLUMNS["pooled"].help
+MODEL = COLUMNS["τ(N)"].help
+
+
+# --- what the page's tables show (keys of definitions.COLUMNS; values at full precision) -------------
+
+def curve_summary_table(curves: pd.DataFrame, marks: dict[tuple[str, str], int | None]) -> pd.DataFrame:
+    """One row per curve: its source, scope, positions, τ, first position below the threshold, samples."""
+    rows = [{"variant": v, "acceptance source": o, "acceptance scope": c["scope"].iloc[0], "draft positions": len(c),
+             "τ from positions": c["accept_length"].iloc[0], "first below threshold": marks.get((v, o)),
+             "acceptance samples": int(c["samples"].max())}
+            for (v, o), c in curves.groupby(["variant", "origin"], sort=True)]
+    table = pd.DataFrame(rows, columns=["variant", "acceptance source", "acceptance scope", "draft positions",
+                                        "τ from positions", "first below threshold", "acceptance samples"])
+    table["first below threshold"] = pd.array(table["first below threshold"], dtype="Int64")
+    return table
+
+
+def positions_table(curves: pd.DataFrame) -> pd.DataFrame:
+    """Every position of every curve: P(≥ k) with its p10–p90 spread, P(k | k−1) (samples: the summary table)."""
+    return pd.DataFrame({
+        "variant": curves["variant"], "acceptance source": curves["origin"], "position k": curves["position"],
+        "P(≥ k)": curves["survival"], "P(≥ k) p10": pd.to_numeric(curves["low"], errors="coerce"),
+        "P(≥ k) p90": pd.to_numeric(curves["high"], errors="coerce"),
+        "P(k | k−1)": pd.to_numeric(curves["conditional"], errors="coerce"),
+    }).reset_index(drop=True)
+
+
+def steps_table(model: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"drafted tokens N": model["steps"], "τ(N)": model["tokens_per_cycle"],
+                         "model cycle ms": model["cycle_ms"], "model speedup": pd.to_numeric(model["speedup"], errors="coerce"),
+                         "best N": ["✓ best" if b else EMPTY for b in model["best"]]})
+
+
+def distribution_table(distribution: pd.DataFrame) -> pd.DataFrame:
+    """Per variant: requests, p10 · p50 · p90 (one cell), mean with its 95% CI (one cell), pooled: five columns fit."""
+    return pd.DataFrame({
+        "variant": distribution["variant"], "requests": distribution["requests"],
+        "request spread": [" · ".join(ACCEPT.number(v) for v in values)
+                           for values in zip(distribution["p10"], distribution["p50"], distribution["p90"], strict=True)],
+        "requests mean CI": [f"{ACCEPT.number(mean)} ({ACCEPT.interval(lo, hi, unit=False)})" if not (pd.isna(lo) or pd.isna(hi))
+                             else f"{ACCEPT.number(mean)} (n/a: n < 2)"
+                             for mean, lo, hi in zip(distribution["mean"], distribution["ci_low"], distribution["ci_high"],
+                                                     strict=True)],
+        "pooled": pd.to_numeric(distribution["pooled"], errors="coerce"),
+    })
+
+
+def worst_table(worst: pd.DataFrame) -> pd.DataFrame:
+    """The lowest-acceptance requests and what identifies them (their file and line: ``worst_places``)."""
+    return pd.DataFrame({
+        "variant": worst["variant"], "accept length": worst["accept_length"],
+        "request id": [None if _gap(v) else str(v) for v in worst["request_id"]],
+        "dataset": [None if _gap(v) else str(v) for v in worst["dataset"]],
+        "request prompt": pd.array(pd.to_numeric(worst["input_tokens"], errors="coerce"), dtype="Int64"),
+        "request output": pd.array(pd.to_numeric(worst["output_tokens"], errors="coerce"), dtype="Int64"),
+        "verify steps": pd.array(pd.to_numeric(worst["spec_steps"], errors="coerce"), dtype="Int64"),
+    })
+
+
+def worst_places(worst: pd.DataFrame) -> pd.DataFrame:
+    """Where each of the lowest-acceptance requests was read: file and line."""
+    return pd.DataFrame({
+        "variant": worst["variant"], "request id": [None if _gap(v) else str(v) for v in worst["request_id"]],
+        "request file": [Path(str(p)).name if not _gap(p) else None for p in worst["path"]],
+        "line": pd.array(pd.to_numeric(worst["line_no"], errors="coerce"), dtype="Int64"),
+    })
+
+
+def dataset_table(matrix: pd.DataFrame) -> pd.DataFrame:
+    """The datasets × variants matrix as rows: accept length, Δ against the reference, throughput, records, scope."""
+    return pd.DataFrame({
+        "dataset": matrix["dataset"], "variant": matrix["variant"], "accept length": matrix["accept_length"],
+        "Δ accept length": pd.to_numeric(matrix["delta"], errors="coerce"),
+        "output throughput": pd.to_numeric(matrix["output_throughput"], errors="coerce"),
+        "records": pd.array(pd.to_numeric(matrix["records"], errors="coerce"), dtype="Int64"),
+        "acceptance scope": matrix["scope"],
+    }).reset_index(drop=True)
+
+
+def dataset_sources(matrix: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"dataset": matrix["dataset"], "variant": matrix["variant"],
+                         "acceptance source": matrix["origins"]}).reset_index(drop=True)
+
+
+def windows_table(windows: pd.DataFrame) -> pd.DataFrame:
+    """Accept length per Prometheus window, as the page shows it."""
+    return pd.DataFrame({
+        "variant": windows["variant"], "counter kind": windows["scope"].astype(str),
+        "metrics window": [window_text(w, e, r) for w, e, r in zip(windows["window"], windows["engines"], windows["reset"],
+                                                                    strict=True)],
+        "drafts": pd.to_numeric(windows["drafts"], errors="coerce"),
+        "accepted": pd.to_numeric(windows["accepted"], errors="coerce"),
+        "window accept length": pd.to_numeric(windows["accept_length"], errors="coerce"),
+        "mean rate": pd.to_numeric(windows["accept_rate"], errors="coerce"),
+    }).reset_index(drop=True)
+
+
+def window_text(window: object, engines: object, reset: object) -> str:
+    """'snapshots 1→2 · 2 DP engines · server restarted inside': the window, its engines when several, a restart."""
+    parts = [str(window)]
+    if not _gap(engines) and float(str(engines)) > 1:
+        engines = int(float(str(engines)))
+        parts.append(f"{engines} DP engines summed")
+    if not _gap(reset) and bool(reset):
+        parts.append("server restarted inside (counts from zero)")
+    return " · ".join(parts)
+
+
+def _gap(value: object) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value) or str(value).strip() == ""
+
+
+# --- a session's window (the Run page) ------------------------------------------------------------
+
+def session_curve(rows: pd.DataFrame, variant: str) -> pd.DataFrame:
+    """The per-position curve of one session's window from its ``data.session_positions`` rows (empty: none)."""
+    if rows.empty:
+        return position_curves(pd.DataFrame())
+    rates = rows.assign(variant=variant, scope="window", window="line " + rows["line_no"].astype(str))
+    return position_curves(position_samples(rates, pd.DataFrame()))

@@ -957,3 +957,52 @@ def top_kernels(
         """,
         {**trace_scope(phase_list, variant_list), "limit": limit},
     )
+
+
+def session_positions(db_path: str | Path, session_id: str, run_index: int | None = None) -> pd.DataFrame:
+    """The per-position acceptance rows (``acceptance_positions``: vLLM's per-position lines) of one session's window.
+
+    The session's logs are those ``session_logs`` reads (a benchmark's linked logs, a lifetime's own log, a
+    record's linked log). A benchmark's window is its measured runs' (``run_index``: one run's): a line counts
+    when its timestamp lies inside a run's window (run times ± clock skew), or, for lines or runs without
+    times, when its line number lies inside the run's decode lines. A session without runs, or runs joined
+    by ``grouping`` (no times), takes the log segment's every line. Empty when the logs print no such lines.
+    """
+    columns = ["source_id", "segment", "line_no", "ts", "engine_index", "position", "rate", "drafts", "origin"]
+    with reader(db_path) as con:
+        if "acceptance_positions" not in relations(con):
+            return pd.DataFrame(columns=columns)
+    return frame(
+        db_path,
+        """
+        WITH logs AS (
+            SELECT log_source_id, segment FROM linked_logs() WHERE session_id = $session
+            UNION
+            SELECT log_source_id, log_segment FROM evidence_sessions
+            WHERE session_id = $session AND log_source_id IS NOT NULL
+        ),
+        windows AS (
+            SELECT run_index, is_warmup, log_source_id, segment, join_method, window_start, window_end,
+                   first_line_no, last_line_no
+            FROM windows_of([$session])
+        ),
+        measured AS (
+            SELECT * FROM windows WHERE NOT is_warmup AND ($run::INTEGER IS NULL OR run_index = $run::INTEGER)
+        )
+        SELECT p.source_id, p.segment, p.line_no, p.ts, p.engine_index, p.position, p.rate, p.drafts, p.origin
+        FROM acceptance_positions p
+        JOIN logs l ON l.log_source_id = p.source_id AND l.segment IS NOT DISTINCT FROM p.segment
+        WHERE (NOT EXISTS (SELECT 1 FROM windows w
+                           WHERE w.log_source_id = p.source_id AND w.segment IS NOT DISTINCT FROM p.segment)
+               AND $run::INTEGER IS NULL)
+           OR EXISTS (
+               SELECT 1 FROM measured w
+               WHERE w.log_source_id = p.source_id AND w.segment IS NOT DISTINCT FROM p.segment
+                 AND (w.join_method = 'grouping'
+                      OR (p.ts IS NOT NULL AND p.ts BETWEEN w.window_start AND w.window_end)
+                      OR (p.ts IS NULL AND p.line_no BETWEEN w.first_line_no AND w.last_line_no)))
+        ORDER BY p.source_id, p.segment, p.line_no, p.engine_index, p.position
+        """,
+        {"session": session_id, "run": run_index},
+        linked=True,
+    )

@@ -332,6 +332,118 @@ COLUMNS: dict[str, Column] = {
                     "server args, a benchmark from its own fields or its folder."),
     "what": Column("what", "What the format is.", width=240),
     "example line": Column("example line", "A line or record the format reads.", width=240),
+    # --- Sweeps page (dashboard/analysis/sweeps.py: best_table; its definitions read these helps)
+    "batch size": Column("batch size", "The batch size the sweep point was measured at (requests decoded together).",
+                         COUNT),
+    "max concurrency": Column("max concurrency", "bench_serving's --max-concurrency of the point's records.", COUNT),
+    "request rate": Column("request rate (req/s)", "bench_serving's --request-rate of the point's records.", REQ_S),
+    "best config": Column("steps · topk · draft", "The best config: speculative_num_steps · speculative_eagle_topk · "
+                          "speculative_num_draft_tokens of the config with the highest speedup at this point."),
+    "sweep tok/s": Column("tok/s", "The variant's tok/s at this point, of the sweep's throughput kind (modelled for "
+                          "bench_speculative.py: accept length ÷ the server's p20 step time), mean over repeats.", TOK_S),
+    "sweep speedup": Column("speedup (×)", "Speedup = the variant's tok/s ÷ the baseline's tok/s measured at the same "
+                            "batch size (or concurrency) in the same sweep; never a baseline from another batch.", RATIO),
+    "sweep τ": Column("τ (tokens/step)", "Accept length = tokens per verify step, bonus token included, as the sweep "
+                      "file gives it.", ACCEPT),
+    "sweep cycle ms": Column("cycle (ms)", "Step / cycle time: the server's p20 step time where the sweep gives it "
+                             "(bench_speculative.py: modelled), else estimated by the cycle model as τ × batch ÷ tok/s "
+                             "(baseline: τ = 1).", MS),
+    # --- Drafters page (dashboard/drafter_frames.py)
+    "drafter": Column("drafter", "The checkpoint's folder name (or its file's name)."),
+    "status": Column("status", "The worst of its verdicts: ok, SUSPICIOUS (worth a look) or WRONG (acceptance will "
+                     "collapse); not checked = no mapping tensors were read (config.json alone)."),
+    "mapping form": Column("mapping form", "How d2t is stored: offsets (target id = draft id + d2t[draft id], what "
+                           "SGLang and vLLM expect), absolute ids wrongly stored as offsets, or none (full vocabulary)."),
+    "worst finding": Column("worst finding", "The verdict that sets the status, with its reason (all verdicts below the "
+                            "table).", width=TEXT_WIDTH),
+    "target vocab": Column("target vocab", "vocab_size in config.json: the target model's vocabulary (token ids).", COUNT),
+    "draft vocab": Column("draft vocab", f"draft_vocab_size in config.json (token ids); {EMPTY} = none set: the drafter "
+                          "predicts over the full target vocabulary.", COUNT),
+    "checkpoint size": Column("size (KB)", "Checkpoint size: the files the drafter consists of, summed: config.json, the "
+                              "safetensors weights or shards, and model.safetensors.index.json.",
+                              Quantity("file size", "KB", 0, scale=1e-3)),
+    "token file": Column("token file", "Generated tokens from: the token-count or output-ids file of what the target generated."),
+    "generated tokens": Column("tokens", "Tokens the target generated, as the file counts them.", COUNT),
+    "distinct ids": Column("distinct ids", "Distinct target ids among the generated tokens.", COUNT),
+    "in draft vocab": Column("in draft vocab", "In the draft vocabulary: generated tokens whose target id the draft "
+                             "vocabulary holds.", COUNT),
+    "coverage": Column("coverage (%)", "Share of the generated tokens the draft vocabulary can express at all: an upper "
+                       "bound on acceptance at every draft position.", Quantity("coverage", "%", 1, scale=100)),
+    "reading": Column("reading", "Position by position: does draft id i stand for the same target token in both? As "
+                      "sets: which target tokens both vocabularies hold, wherever they sit."),
+    "measure": Column("measure", "What is counted."),
+    "comparison value": Column("value", "Draft ids or target tokens; Jaccard = shared ÷ union of the two vocabularies."),
+    # --- Acceptance page (dashboard/views/acceptance.py; dashboard/analysis/acceptance.py reads its definitions here)
+    "acceptance source": Column("source", "Which engine output the figures come from: a vLLM SpecDecoding metrics "
+                                "line, a bench or spec_decode.py summary, Prometheus counters (deltas or since start), "
+                                "per-request histograms or fields, a sweep file."),
+    "acceptance scope": Column("scope", "per window: one log interval or one pair of /metrics snapshots · per run: one "
+                               "benchmark run's summary · lifetime: counters since the server started (includes warm-up "
+                               "and earlier traffic) · per request: pooled over the requests' own statistics · server "
+                               "lifetime: bench_serving's accept_length is the server's average since start."),
+    "draft positions": Column("positions", "Draft positions the source reports.", COUNT),
+    "τ from positions": Column("τ (tokens/step)", "τ = 1 + Σ P(≥ k): the accept length from the per-position curve, 1 + the "
+                               "sum over positions of P(≥ k accepted), bonus token included.", ACCEPT),
+    "first below threshold": Column("first below threshold", "The first draft position whose conditional "
+                                    f"rate P(k | k−1) falls below the threshold set above; {EMPTY} = none does.", COUNT),
+    "acceptance samples": Column("samples", "Log intervals, snapshot deltas, runs or requests pooled.", COUNT),
+    "position k": Column("k", "Draft position k: 1 = the first draft token after the verified prefix.", COUNT),
+    "P(≥ k)": Column("P(≥ k) (%)", "P(≥ k accepted) = share of draft steps whose first k draft tokens were "
+                     "all accepted. vLLM prints exactly this as its per-position acceptance rate (accepted at position k "
+                     "÷ drafts); from a per-request histogram it is Σ_{i≥k} steps with i accepted ÷ all steps. Summed "
+                     "over k, plus 1, it is the accept length.", SHARE),
+    **{key: Column(label, "p10–p90 = the spread of the per-window (log interval, snapshot delta) or per-request values "
+                   f"of P(≥ k accepted) around the pooled one; {EMPTY} = a single sample.", SHARE)
+       for key, label in (("P(≥ k) p10", "p10 (%)"), ("P(≥ k) p90", "p90 (%)"))},
+    "P(k | k−1)": Column("P(k | k−1) (%)", "P(k | k−1) = P(≥ k accepted) ÷ P(≥ k−1 accepted): the chance the k-th "
+                         "draft survives given the ones before it did. Unlike the mean rate (accepted ÷ drafted), it "
+                         "does not shrink when more tokens are drafted.", SHARE),
+    "drafted tokens N": Column("drafted tokens N", "Draft tokens per cycle in the model (1 … the positions measured).",
+                               COUNT),
+    "τ(N)": Column("τ(N) (tokens/step)", "Cycle model: τ(N) = 1 + Σ_{k≤N} P(≥ k accepted); cycle(N) = N × draft step "
+                   "+ verify + draft-extend (+ N × verify per extra token); speedup S = τ(N) × baseline step ÷ cycle(N). "
+                   "An estimate: measured inputs come from profiler traces, the rest are assumptions you can change.",
+                   ACCEPT),
+    "model cycle ms": Column("cycle (ms)", "cycle(N) = N × draft step + verify + draft-extend (+ N × verify per extra "
+                             "token), from the inputs above.", MS),
+    "model speedup": Column("speedup S", "S = τ(N) × baseline step ÷ cycle(N): modelled, not measured.", RATIO),
+    "best N": Column("best", f"✓ = the N with the highest modelled speedup; {EMPTY} = another N models better."),
+    "requests": Column("requests", "Requests with a per-request accept length.", COUNT),
+    "accept length": Column("accept length (tokens/step)", "Accept length = tokens emitted per verify step, bonus token "
+                            "included (1 + accepted drafts per step). SGLang per request: completion tokens ÷ "
+                            "spec_verify_ct; vLLM: 1 + accepted ÷ steps (or ÷ drafts).", ACCEPT),
+    "request spread": Column("p10 · p50 · p90 (tokens/step)", "The per-request accept length (tokens per verify step, "
+                             "bonus included) that 10%, 50% and 90% of the requests are at or below."),
+    "requests mean CI": Column("mean (95% CI) (tokens/step)", "Mean of requests (each request counts once, unweighted), "
+                               "with Student's t 95% interval over requests; n/a (n < 2): a single request."),
+    "pooled": Column("pooled (tokens/step)", "Pooled = weighted by drafts (log intervals, counter deltas) or verify steps "
+                     "(requests), never averaged per line or request.",
+                     ACCEPT),
+    "request id": Column("request id", f"The request's id as the engine or client wrote it; {EMPTY} = not recorded."),
+    "dataset": Column("dataset", "The dataset or category, as the client or benchmark tagged it."),
+    "request prompt": Column("prompt (tokens)", f"Prompt length of the request; {EMPTY} = not recorded.", TOKENS),
+    "request output": Column("output (tokens)", f"Tokens generated for the request; {EMPTY} = not recorded.", TOKENS),
+    "verify steps": Column("verify steps", f"Verify steps (forward passes of the target) of the request; {EMPTY} = not "
+                           "recorded.", COUNT),
+    "request file": Column("file", "The file the request's record was read from.", width=TEXT_WIDTH),
+    "line": Column("line", "Its line in that file (1-based).", COUNT),
+    "Δ accept length": Column("Δ (tokens/step)", "This variant's accept length − the reference's (chosen "
+                              f"above), same dataset; {EMPTY} for the reference itself or a dataset it lacks.", ACCEPT,
+                              signed=True),
+    "output throughput": Column("output tok/s", f"Output throughput as the benchmark reported it; {EMPTY} = not reported "
+                                "(per-request records carry none).", TOK_S),
+    "records": Column("records", "Benchmark records or sweep configs behind the cell.", COUNT),
+    "counter kind": Column("kind", "counter delta = between two snapshots (that window's figures); counters since start "
+                           "= totals since the server started; gauge = the engine's own averaging, never differenced."),
+    "metrics window": Column("window", "Which snapshots: 'snapshots a→b' (a delta) or 'snapshot N'; the data-parallel "
+                             "engines summed into the row when several; 'server restarted inside' when a counter went "
+                             "down (the window counts from zero).", width=TEXT_WIDTH),
+    "drafts": Column("drafts", "Draft steps (vLLM: spec_decode_num_drafts) in the window.", COUNT),
+    "accepted": Column("accepted", "Accepted draft tokens in the window.", COUNT),
+    "window accept length": Column("τ (tokens/step)", "Accept length of the window: 1 + accepted draft tokens ÷ drafts "
+                                   "(counters), or the engine's exported gauge.", ACCEPT),
+    "mean rate": Column("mean rate (%)", "Mean acceptance rate = accepted draft tokens ÷ drafted tokens (a "
+                        "fraction; vLLM's logs print it in percent).", SHARE),
 }
 
 # Columns named after whose values they hold (the config side-by-sides, the breakdown's variants): the name

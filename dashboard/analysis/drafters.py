@@ -17,12 +17,17 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.data import frame, reader, relations
+from dashboard.analysis.definitions import Quantity
 from ingest import drafter_checks
 from ingest.drafter_checks import Comparison, compare, divergence
 from ingest.errors import IngestError, MalformedInput
 
 COLUMNS = ("source_id", "name", "path", "architecture", "hidden_size", "vocab_size", "draft_vocab_size",
            "mapping_form", "status", "headline", "verdicts", "weights_files", "tensors", "has_d2t", "has_t2d", "bytes_read")
+
+
+# Jaccard = shared ÷ union of two draft vocabularies: three decimals (0.865), on the page and in the CLI alike.
+JACCARD = Quantity("jaccard", "", 3)
 
 
 def has_drafters(db_path: str | Path) -> bool:
@@ -33,11 +38,11 @@ def has_drafters(db_path: str | Path) -> bool:
 def drafters(db_path: str | Path) -> pd.DataFrame:
     """Every ingested drafter, newest first, with its verdicts (a JSON list) and mapping summary."""
     if not has_drafters(db_path):
-        return pd.DataFrame(columns=[*COLUMNS, "mapped_tokens", "ingested_at"])
+        return pd.DataFrame(columns=[*COLUMNS, "mapped_tokens", "size_bytes", "ingested_at"])
     return frame(db_path, f"""
         SELECT {', '.join('d.' + c for c in COLUMNS)},
                (SELECT count(*) FROM drafter_vocab v WHERE v.source_id = d.source_id) AS mapped_tokens,
-               s.ingested_at
+               s.size_bytes, s.ingested_at
         FROM drafters d JOIN sources s USING (source_id)
         ORDER BY s.ingested_at DESC, d.name
     """)

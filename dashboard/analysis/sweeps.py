@@ -24,31 +24,23 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.data import reader
-from dashboard.analysis.definitions import (
-    ACCEPT,
-    COUNT,
-    MS,
-    RATIO,
-    REQ_S,
-    TOK_S,
-    Column,
-    Quantity,
-)
+from dashboard.analysis.definitions import COLUMNS, Quantity
 
-# The definitions the page shows (docs/metrics.md, "Sweeps", says the same).
-SPEEDUP = ("Speedup = the variant's tok/s ÷ the baseline's tok/s measured at the same batch size (or concurrency) "
-           "in the same sweep; never a baseline from another batch.")
+# The definitions the page shows (docs/metrics.md, "Sweeps", says the same); the tables' helps are these words.
+SPEEDUP = COLUMNS["sweep speedup"].help
 CROSSOVER = ("Crossover = the batch where speedup falls through 1×, interpolated linearly in log2(batch) between the "
              "last point that pays and the first that does not; its range is the same interpolation of speedup ± sd, "
              "where points were measured more than once.")
-STEP_TIME = ("Step / cycle time: the server's p20 step time where the sweep gives it (bench_speculative.py: modelled), "
-             "else estimated by the cycle model as τ × batch ÷ tok/s (baseline: τ = 1).")
+STEP_TIME = COLUMNS["sweep cycle ms"].help
 COST = "r = the cycle time ÷ the baseline's step time at the same batch; speedup S = τ ÷ r."
 
 # The interpolated crossover batch (batch sizes themselves are counts: definitions.COUNT).
 CROSSOVER_AT = Quantity("crossover", "", 1)
 
 X_AXES = {"batch_size": "batch size", "concurrency": "max concurrency", "request_rate": "request rate"}
+# The best-config table's columns: the frame's names -> the keys definitions.COLUMNS declares them under.
+BEST_COLUMNS = {"variant": "variant", "config_short": "best config", "throughput": "sweep tok/s",
+                "speedup": "sweep speedup", "tau": "sweep τ", "cycle_ms": "sweep cycle ms"}
 CONFIG = ["steps", "topk", "num_draft_tokens"]
 MODELLED = "modelled from step time"
 
@@ -66,22 +58,12 @@ def points(db_path: str | Path) -> pd.DataFrame:
         ).df()
 
 
-def columns(x: str) -> dict[str, Column]:
-    """The best-config table's columns: label with unit, help, quantity (one precision per quantity)."""
-    return {
-        "variant": Column("variant", "The drafter (its --variant label, or the name the sweep file gives it).",
-                          width="medium"),
-        x: Column(X_AXES[x], f"The {X_AXES[x]} the point was measured at.", REQ_S if x == "request_rate" else COUNT),
-        "config_short": Column("steps · topk · draft", "speculative_num_steps · speculative_eagle_topk · "
-                                                       "speculative_num_draft_tokens of the best config at this point "
-                                                       "(highest speedup)."),
-        "throughput": Column("tok/s", "The variant's tok/s at this point, of the sweep's throughput kind "
-                                      "(modelled for bench_speculative.py), mean over repeats.", TOK_S),
-        "speedup": Column("speedup (×)", SPEEDUP + " The chart's hover gives the baseline's tok/s.", RATIO),
-        "tau": Column("τ (tokens/step)", "Accept length = tokens per verify step, bonus token included, as the sweep "
-                                        "file gives it.", ACCEPT),
-        "cycle_ms": Column("cycle (ms)", STEP_TIME, MS),
-    }
+def best_table(best: pd.DataFrame, x: str) -> pd.DataFrame:
+    """The best config per variant and x as the page shows it: columns named as definitions.COLUMNS declares them
+    (the x axis under its own words: "batch size", "max concurrency", "request rate"); values at full precision. Where
+    the step times come from (modelled or estimated) the page says above the table, once."""
+    names = {"variant": "variant", x: X_AXES[x], **{k: v for k, v in BEST_COLUMNS.items() if k != "variant"}}
+    return best[list(names)].rename(columns=names).reset_index(drop=True)
 
 
 def x_axis(frame: pd.DataFrame) -> str:

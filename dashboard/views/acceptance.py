@@ -1,23 +1,13 @@
 """Acceptance: where drafts die (per position), which requests a drafter fails (per request), per dataset."""
 from __future__ import annotations
 
-from typing import Any
-
-import pandas as pd
 import streamlit as st
 
 from dashboard import acceptance_charts, queries, ui
 from dashboard.analysis import acceptance
-from dashboard.analysis.definitions import (
-    ACCEPT,
-    COUNT,
-    EMPTY,
-    MS,
-    RATIO,
-    SHARE,
-    TOK_S,
-    TOKENS,
-    Quantity,
+from dashboard.analysis.definitions import ACCEPT, EMPTY, MS, RATIO, SHARE
+from dashboard.state import (
+    ACCEPTANCE_VARIANTS,  # in the URL: the Run page links here with its session's variant
 )
 
 st.title("Acceptance")
@@ -37,29 +27,15 @@ INGEST_WHAT = ("Ingest a vLLM server log with `SpecDecoding metrics` lines, a `v
                "spec fields, AIPerf `profile_export.jsonl`) or `/metrics` snapshots: `specdash ingest FILES --variant NAME`.")
 
 
-def shown(table: pd.DataFrame, columns: dict[str, tuple[str, Quantity | None, str]]) -> None:
-    """A table with human labels, each number at its quantity's precision, '—' for a gap, a definition on hover."""
-    out = pd.DataFrame({label: [EMPTY if acceptance_value_missing(v) else (q.text(v, unit=False) if q else str(v))
-                                for v in table[name]]
-                        for name, (label, q, _) in columns.items()})
-    config = {label: st.column_config.TextColumn(f"{label} ({q.unit})" if q and q.unit else label, help=help_text)
-              for _, (label, q, help_text) in columns.items()}
-    st.dataframe(out, hide_index=True, column_config=config, width="stretch")
-
-
-def acceptance_value_missing(value: Any) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    return isinstance(value, float) and value != value
-
-
 # --- controls -----------------------------------------------------------------------------------
 rates, requests, datasets, windows = position_rates(), request_rows(), dataset_rows(), metric_windows()
 everything = sorted(set(rates["variant"]) | set(requests["variant"]) | set(datasets["variant"]) | set(windows["variant"]))
 if not everything:
     ui.lacking(store, "per-position, per-request or per-dataset acceptance", INGEST_WHAT)
 left, right = st.columns([3, 1])
-variants = left.multiselect("Variants", everything, default=everything, key="acceptance_variants")
+ACCEPTANCE_VARIANTS.seed_list(everything, everything)
+variants: list[str] = left.multiselect("Variants", everything, key=ACCEPTANCE_VARIANTS.key)
+ACCEPTANCE_VARIANTS.publish()
 threshold = right.slider("Conditional-rate threshold", 0.05, 0.95, 0.5, 0.05, key="acceptance_threshold",
                          help="Mark the first draft position whose conditional acceptance falls below this.")
 if not variants:
@@ -80,27 +56,11 @@ else:
     st.caption(f"{acceptance.SURVIVAL} {acceptance.CONDITIONAL}")
     marks = {(v, o): acceptance.first_below(c, threshold) for (v, o), c in curves.groupby(["variant", "origin"])}
     st.plotly_chart(acceptance_charts.position_figure(curves, threshold, marks), width="stretch")
-    summary = pd.DataFrame([{"variant": v, "origin": o, "scope": c["scope"].iloc[0], "positions": len(c),
-                             "accept_length": c["accept_length"].iloc[0], "first_below": marks[(v, o)] or None,
-                             "samples": int(c["samples"].max())} for (v, o), c in curves.groupby(["variant", "origin"])])
-    shown(summary, {
-        "variant": ("Variant", None, "The --variant label, or the file's name."),
-        "origin": ("Source", None, "Which engine output the rates come from."),
-        "scope": ("Scope", None, " · ".join(acceptance.SCOPES.values())),
-        "positions": ("Positions", COUNT, "Draft positions the source reports."),
-        "accept_length": ("τ = 1 + Σ P(≥ k)", ACCEPT, acceptance.ACCEPT_LENGTH),
-        "first_below": (f"First position below {threshold:.0%}", COUNT, acceptance.CONDITIONAL),
-        "samples": ("Samples", COUNT, "Log intervals, snapshot deltas, runs or requests pooled."),
-    })
+    st.caption(f"First position below threshold: the first draft position whose P(k | k−1) is below "
+               f"{SHARE.text(threshold)} (the threshold above).")
+    ui.table(acceptance.curve_summary_table(curves, marks), lines=2)
     with st.expander("Every position"):
-        shown(curves, {
-            "variant": ("Variant", None, ""), "origin": ("Source", None, ""),
-            "position": ("Position k", COUNT, "1 = the first draft token after the verified prefix."),
-            "survival": ("P(≥ k accepted)", SHARE, acceptance.SURVIVAL),
-            "low": ("p10", SHARE, acceptance.SPREAD_TEXT), "high": ("p90", SHARE, acceptance.SPREAD_TEXT),
-            "conditional": ("P(k | k−1)", SHARE, acceptance.CONDITIONAL),
-            "samples": ("Samples", COUNT, ""), "sources": ("Source ids", None, "The files' ids (Ingest page lists them)."),
-        })
+        ui.table(acceptance.positions_table(curves), lines=2)
 
 # --- how many tokens to draft -------------------------------------------------------------------
 st.subheader("How many tokens to draft")
@@ -116,8 +76,8 @@ else:
     values = {}
     for column, model_input in zip(st.columns(len(inputs)), inputs, strict=True):
         values[model_input.name] = column.number_input(
-            f"{model_input.name} ({model_input.unit})", min_value=0.0, value=round(model_input.value, 2), step=0.1,
-            key=f"acceptance_model_{model_input.name}", help=model_input.origin)
+            f"{model_input.name} ({model_input.unit})", min_value=0.0, value=float(model_input.value), step=0.1,
+            format=f"%.{MS.decimals}f", key=f"acceptance_model_{model_input.name}", help=model_input.origin)
         column.caption(("**measured** — " if model_input.measured else "**assumed** — ") + model_input.origin.split(": ", 1)[-1])
     model = acceptance.steps_model(curve["survival"].tolist(), values["draft step"], values["verify + draft-extend"],
                                    values["baseline step"], values["verify per extra token"])
@@ -127,11 +87,7 @@ else:
                     f"speedup {RATIO.text(best['speedup'].iloc[0])}× at τ = {ACCEPT.text(best['tokens_per_cycle'].iloc[0])} "
                     f"(measured up to N = {len(curve)}; the model does not extrapolate beyond it).")
     st.plotly_chart(acceptance_charts.steps_figure({variant: model}), width="stretch")
-    shown(model.assign(best=["best" if b else "" for b in model["best"]]), {
-        "steps": ("Drafted tokens N", COUNT, ""), "tokens_per_cycle": ("τ(N)", ACCEPT, acceptance.MODEL),
-        "cycle_ms": ("Cycle", MS, acceptance.MODEL), "speedup": ("Speedup S", RATIO, acceptance.MODEL),
-        "best": ("Best", None, "The N with the highest modelled speedup."),
-    })
+    ui.table(acceptance.steps_table(model))
 
 # --- per request --------------------------------------------------------------------------------
 st.subheader("Per request")
@@ -139,22 +95,14 @@ if requests.empty or distribution.empty:
     st.info("No per-request acceptance for these variants. Ingest responses carrying vLLM `metrics.speculative_decoding`, "
             "SGLang `meta_info` spec fields or AIPerf `spec_decode_acceptance` records.")
 else:
-    shown(distribution, {
-        "variant": ("Variant", None, ""), "requests": ("Requests", COUNT, ""),
-        "p10": ("p10", ACCEPT, acceptance.ACCEPT_LENGTH), "p50": ("p50", ACCEPT, acceptance.ACCEPT_LENGTH),
-        "p90": ("p90", ACCEPT, acceptance.ACCEPT_LENGTH), "mean": ("Mean of requests", ACCEPT, "Unweighted mean."),
-        "ci_low": ("95% CI low", ACCEPT, "Student's t over requests."), "ci_high": ("95% CI high", ACCEPT, "Student's t over requests."),
-        "pooled": ("Pooled", ACCEPT, acceptance.POOLED), "origins": ("Source", None, ""),
-    })
+    ui.table(acceptance.distribution_table(distribution), lines=2)
+    st.caption("Sources: " + "; ".join(f"{v}: {o}" for v, o in zip(distribution["variant"], distribution["origins"], strict=True)))
     st.plotly_chart(acceptance_charts.request_figure(requests.dropna(subset=["accept_length"])), width="stretch")
     st.markdown("**Lowest-acceptance requests**")
     worst = acceptance.worst_requests(requests)
-    shown(worst, {
-        "variant": ("Variant", None, ""), "accept_length": ("Accept length", ACCEPT, acceptance.ACCEPT_LENGTH),
-        "request_id": ("Request id", None, ""), "dataset": ("Dataset", None, "As the client tagged the request."),
-        "input_tokens": ("Prompt", TOKENS, ""), "output_tokens": ("Output", TOKENS, ""),
-        "spec_steps": ("Verify steps", COUNT, ""), "path": ("File", None, ""), "line_no": ("Line", COUNT, ""),
-    })
+    ui.table(acceptance.worst_table(worst), lines=2)
+    with st.expander("Where each of these requests was read"):
+        ui.table(acceptance.worst_places(worst), lines=2)
 
 # --- per dataset --------------------------------------------------------------------------------
 st.subheader("Per dataset")
@@ -168,14 +116,10 @@ else:
                              help="The reference drafter (or baseline) each cell's Δ accept length is taken against.")
     matrix = acceptance.dataset_matrix(datasets, reference)
     st.plotly_chart(acceptance_charts.dataset_figure(matrix), width="stretch")
-    shown(matrix, {
-        "dataset": ("Dataset", None, ""), "variant": ("Variant", None, ""),
-        "accept_length": ("Accept length", ACCEPT, acceptance.ACCEPT_LENGTH),
-        "delta": (f"Δ vs {reference}", ACCEPT, "This variant's accept length − the reference's, same dataset."),
-        "output_throughput": ("Output throughput", TOK_S, "As the benchmark reported it."),
-        "records": ("Records", COUNT, ""), "origins": ("Source", None, ""),
-        "scope": ("Scope", None, " · ".join(acceptance.SCOPES.values())),
-    })
+    st.caption(f"Δ vs reference: against **{reference}**.")
+    ui.table(acceptance.dataset_table(matrix), lines=2)
+    with st.expander("Where each cell comes from"):
+        ui.table(acceptance.dataset_sources(matrix), lines=2)
     if datasets["scope"].nunique() > 1:
         st.warning(":material/warning: Not like-for-like: some figures are per run, some per request, some the "
                    "server's lifetime average (bench_serving's accept_length).")
@@ -186,13 +130,7 @@ if not windows.empty:
     st.subheader("From /metrics snapshots")
     st.caption("Counter deltas between two snapshots are that window's figures; counters alone are totals since the "
                "server started; gauges are the engine's own averaging and are never differenced.")
-    shown(windows, {
-        "variant": ("Variant", None, ""), "scope": ("Kind", None, ""), "window": ("Window", None, ""),
-        "reset": ("Restart inside", None, "A counter went down: the server restarted, the window counts from zero."),
-        "engines": ("DP engines", COUNT, "Engine labels summed."), "drafts": ("Drafts", COUNT, ""),
-        "accepted": ("Accepted", COUNT, ""), "accept_length": ("Accept length", ACCEPT, acceptance.ACCEPT_LENGTH),
-        "accept_rate": ("Mean rate", SHARE, acceptance.MEAN_RATE),
-    })
+    ui.table(acceptance.windows_table(windows), lines=2)
 
 used = sorted(set(rates["source_id"]) | set(requests["source_id"]) | set(datasets["source_id"]) | set(windows["source_id"]))
 with st.expander("Where these numbers come from"):

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, queries, ui
-from dashboard.analysis import compare, definitions, frames, summary
+from dashboard import charts, queries, sweep_charts, ui
+from dashboard.analysis import compare, definitions, frames, summary, sweeps
 from dashboard.analysis.definitions import MS
 from dashboard.state import SESSION, Keys, carried_params
 
@@ -58,8 +58,15 @@ if traced:
 # --- the plane ----------------------------------------------------------------------------------
 needs = pd.DataFrame([{"variant": r.variant, "tokens_per_step": r.tokens_per_step, "cost_ratio": r.cost_ratio}
                       for r in results])
+# The sweeps of the selected variants in the selected phases (all phases when none is picked), as paths.
+sweep_points = queries.cached(sweeps.points)()
+if selection.phases:
+    sweep_points = sweep_points[sweep_points["phase"].isin(selection.phases)]
+sweep_path = sweeps.break_even_path(sweep_points)
+sweep_path = sweep_path[sweep_path["variant"].isin(selection.variants)]
+plane = charts.breakeven_plane(points, compare.ISO_SPEEDUPS, needs if not needs.empty else None)
 event = st.plotly_chart(
-    charts.breakeven_plane(points, compare.ISO_SPEEDUPS, needs if not needs.empty else None),
+    sweep_charts.break_even_paths(plane, sweep_path),
     key=Keys.breakeven_plane, on_select="rerun", selection_mode="points", width="stretch",
 )
 labels = [p.get("customdata")[0] for p in ui.selected(event, "points") if p.get("customdata") is not None]
@@ -69,6 +76,15 @@ if labels:
         st.switch_page("views/run.py", query_params={**carried_params(), SESSION.url: match["session_id"].iloc[0]})
 st.caption("Each session is a point (click one to open it). Dashed guides: how far right (more accepted drafts) or down "
            "(a cheaper cycle) a drafter must move to reach the break-even line.")
+if not sweep_path.empty:
+    modelled = sweep_path["r_from"].str.startswith("modelled")
+    how = ("r from the sweep's **modelled** step times (bench_speculative.py's p20 step time ÷ the baseline's), not a "
+           "measured cycle" if modelled.all() else "r **estimated** as τ ÷ speedup (the sweep has no step times)"
+           if not modelled.any() else "r modelled from step times where the sweep gives them, else estimated as τ ÷ speedup")
+    st.caption(f"Dotted paths (◆, growing with the batch): the sweeps of {', '.join(sorted(sweep_path['variant'].unique()))} "
+               f"({', '.join(sorted(sweep_path['sweep'].unique()))}), one point per {' / '.join(sorted(sweep_path['axis'].unique()))}: "
+               f"its best config, against the sweep's own baseline at the same batch; {how}. See the "
+               "[Sweeps](sweeps) page.")
 
 # --- what each variant needs --------------------------------------------------------------------
 if not results:

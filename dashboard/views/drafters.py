@@ -5,6 +5,7 @@ import streamlit as st
 
 from dashboard import drafter_frames, drafter_ui, ui
 from dashboard.analysis import drafters
+from dashboard.analysis.definitions import COUNT
 
 st.title("Drafters")
 store = ui.require_store()
@@ -26,7 +27,10 @@ first = next((i for i, n in enumerate(names) if "reference" not in n.lower()), 0
 picked = st.selectbox("Verdicts of", names, index=first, key="drafters_verdicts_of")
 row = table[table["name"] == picked].iloc[0]
 st.caption(f"`{row['path']}` · {row['architecture'] or 'no architecture named'} · "
-           f"{row['tensors']} tensors in {row['weights_files']} safetensors file(s)")
+           f"{COUNT.number(row['tensors'])} tensors in {COUNT.number(row['weights_files'])} safetensors file(s), "
+           f"{drafter_frames.SIZE.text(row['size_bytes'])} · read at ingest: {drafter_frames.SIZE.text(row['bytes_read'])}"
+           + (" (config, headers, d2t/t2d and 16 sampled blocks for its identity, never the whole weights)"
+              if row["weights_files"] else " (config.json)"))
 st.markdown("\n".join(drafter_frames.verdict_lines(row["verdicts"])))
 
 # --- coverage of what the target generated ------------------------------------------------------
@@ -63,16 +67,18 @@ if found is None:
     st.stop()
 c = found.comparison
 if c.draft_vocab_size_a != c.draft_vocab_size_b:
-    st.warning(f"The draft vocabularies differ in size ({c.draft_vocab_size_a:,} vs {c.draft_vocab_size_b:,}): "
-               f"positions are compared over the first {c.positions_compared:,}.")
+    st.warning(f"The draft vocabularies differ in size ({COUNT.number(c.draft_vocab_size_a)} vs "
+               f"{COUNT.number(c.draft_vocab_size_b)}): positions are compared over the first "
+               f"{COUNT.number(c.positions_compared)}.")
 differ, agree, shared, jaccard = st.columns(4)
-differ.metric("Draft ids that differ", f"{c.positions_differ:,}",
-              help=f"Of {c.positions_compared:,} draft ids, position by position: draft id i stands for a different "
+differ.metric("Draft ids that differ", COUNT.number(c.positions_differ),
+              help=f"Of {COUNT.number(c.positions_compared)} draft ids, position by position: draft id i stands for a different "
                    "target token in the two mappings.")
-agree.metric("Draft ids that agree", f"{c.positions_agree:,}", help=f"Of {c.positions_compared:,} draft ids.")
-shared.metric("Target tokens shared", f"{c.shared_target_tokens:,}",
+agree.metric("Draft ids that agree", COUNT.number(c.positions_agree),
+             help=f"Of {COUNT.number(c.positions_compared)} draft ids.")
+shared.metric("Target tokens shared", COUNT.number(c.shared_target_tokens),
               help="As sets: target ids both draft vocabularies contain, wherever they sit.")
-jaccard.metric("Jaccard (shared ÷ union)", f"{c.jaccard:.3f}")
+jaccard.metric("Jaccard (shared ÷ union)", drafters.JACCARD.number(c.jaccard))
 by_position, by_set = c.sentences()
 st.markdown(f"- {by_position}\n- {by_set}")
 ui.table(drafter_frames.comparison_table(c))

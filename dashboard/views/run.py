@@ -7,10 +7,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, queries, ui
-from dashboard.analysis import compare, definitions, frames, rawlog
-from dashboard.analysis.definitions import COUNT
+from dashboard import acceptance_charts, charts, queries, ui
+from dashboard.analysis import acceptance, compare, definitions, frames, rawlog
+from dashboard.analysis.definitions import ACCEPT, COUNT, SHARE
 from dashboard.state import (
+    ACCEPTANCE_VARIANTS,
     BASELINE,
     DIFF_ONLY,
     LOG_SEARCH,
@@ -25,6 +26,7 @@ from dashboard.state import (
 WHOLE_SESSION = "all"
 WINDOW_MARGIN = pd.Timedelta(seconds=5)
 RAW_LINES_BEFORE_SCROLL = 12
+POSITION_THRESHOLD = 0.5  # the Acceptance page's default conditional-rate threshold
 
 st.title("Run drill-down")
 store = ui.require_store()
@@ -176,6 +178,28 @@ else:
         st.code(rawlog.as_text(hits) or "(no matching lines)", language=None, wrap_lines=True,
                 height=360 if len(hits) > RAW_LINES_BEFORE_SCROLL else "content")
 
+# --- acceptance per draft position: vLLM's per-position lines inside this window ---------------------
+positions = queries.session_positions(session_id, selected_run)
+position_curve = acceptance.session_curve(positions, session["variant"])
+if not position_curve.empty:
+    st.subheader("Acceptance per draft position")
+    inside = (f"run {selected_run}'s window" if selected_run is not None
+              else "the measured runs' windows" if session["origin"] == "benchmark" else "the whole server lifetime")
+    lines = positions[["source_id", "line_no"]].drop_duplicates()
+    st.caption(f"From {COUNT.text(len(lines))} vLLM `SpecDecoding metrics` line(s) of the linked log inside {inside}, "
+               f"pooled by drafts: τ = 1 + Σ P(≥ k accepted) = **{ACCEPT.text(position_curve['accept_length'].iloc[0])}**. "
+               f"✕ = the first position whose P(k | k−1) is below {SHARE.text(POSITION_THRESHOLD)}. {acceptance.CONDITIONAL}")
+    marks = {(v, o): acceptance.first_below(c, POSITION_THRESHOLD)
+             for (v, o), c in position_curve.groupby(["variant", "origin"])}
+    st.plotly_chart(acceptance_charts.position_figure(position_curve, POSITION_THRESHOLD, marks), width="stretch")
+    ui.table(acceptance.positions_table(position_curve).drop(columns=["variant", "acceptance source"]))
+    st.page_link("views/acceptance.py", label=f"{session['variant']} on the Acceptance page (every source, per request, "
+                 "per dataset, how many tokens to draft)", icon=":material/target:",
+                 query_params={ACCEPTANCE_VARIANTS.url: session["variant"]})
+elif selected_run is not None and not queries.session_positions(session_id).empty:
+    st.caption(f"No vLLM per-position acceptance line inside run {selected_run}'s window (the whole session has some: "
+               "pick “whole session” above).")
+
 # --- config -------------------------------------------------------------------------------------
 st.subheader("Server config")
 config = queries.session_config(session_id)
@@ -199,7 +223,7 @@ else:
     DIFF_ONLY.publish()
     diff_only = st.session_state[DIFF_ONLY.key]
     if base.empty or baseline == session["variant"]:
-        table = compare.side_by_side({session["variant"]: args}, diff_only=False)
+        table = compare.side_by_side({f"this ({session['variant']})": args}, diff_only=False)
         st.caption("No other variant's config to diff against: pick a different baseline above." if not base.empty or not baseline
                    else f"No config ingested for {baseline}.")
     else:

@@ -1,14 +1,11 @@
 """Sweeps: where speculation pays — speedup against batch size or concurrency, the crossover, its cause, the config grid."""
 from __future__ import annotations
 
-from typing import Any
-
-import pandas as pd
 import streamlit as st
 
 from dashboard import queries, sweep_charts, ui
 from dashboard.analysis import sweeps
-from dashboard.analysis.definitions import EMPTY, RATIO, Column
+from dashboard.analysis.definitions import RATIO
 
 DEFINITIONS = (f"{sweeps.SPEEDUP} {sweeps.CROSSOVER} τ = accept length (tokens per verify step, bonus included). "
                f"{sweeps.STEP_TIME} {sweeps.COST} See docs/metrics.md, 'Sweeps'.")
@@ -22,17 +19,6 @@ EMPTY_HINT = ("No sweep in the store yet. Ingest a sweep: SGLang `scripts/playgr
               "SpecForge `bench_eagle3.py` results or SpecBundle `data.json`, a pasted `| bs | steps | topk | num_draft "
               "| throughput | acc len |` table, or bench_serving records at several `--max-concurrency` values — "
               "`specdash ingest FILES`.")
-
-
-def shown(frame: pd.DataFrame, columns: dict[str, Column]) -> None:
-    """A table with its declared labels, help and one precision per quantity; gaps read "—"."""
-    config: dict[str, Any] = {}
-    for name, column in columns.items():
-        common: dict[str, Any] = {"label": column.label, "help": column.help, "width": column.width}
-        config[name] = (st.column_config.NumberColumn(**common, format=column.quantity.printf()) if column.quantity
-                        else st.column_config.TextColumn(**common))
-    st.dataframe(frame[list(columns)], hide_index=True, width="stretch", column_config=config, placeholder=EMPTY,
-                 height=min(36 * (len(frame) + 1) + 3, 800))  # every row in view up to ~20
 
 
 st.title("Sweeps")
@@ -123,4 +109,4 @@ st.caption("★ marks the best config; hover a cell for its accept length and st
 best = sweeps.best_per_x(spec, x)
 st.markdown(f"**Best config at each {sweeps.X_AXES[x]}**")
 st.caption(f"{sweeps.STEP_TIME} Step times here: {', '.join(sorted(best['cycle_from'].unique()))}.")
-shown(best, sweeps.columns(x))
+ui.table(sweeps.best_table(best, x))

@@ -45,6 +45,28 @@ def parse(path: Path, options: ParseOptions) -> ParsedSource:
     return parsed_checkpoint(checkpoint)
 
 
+def checkpoint_files(checkpoint: drafter_checks.Checkpoint) -> list[Path]:
+    """The files the drafter consists of: its config.json (when one was read), the safetensors weights or shards,
+    and a folder's model.safetensors.index.json. Other files in the folder (a README, a tokenizer) are not the drafter."""
+    unit = checkpoint.path
+    if unit.is_dir():
+        config = unit / drafter_checks.CONFIG
+    elif checkpoint.weights:  # one .safetensors: its config.json beside it, when one was read
+        config = unit.parent / drafter_checks.CONFIG
+    else:  # a config.json alone, whatever its name
+        config = unit
+    files = [config] if checkpoint.config is not None and config.is_file() else []
+    files += checkpoint.weights
+    if unit.is_dir() and (unit / drafter_checks.INDEX).is_file():
+        files.append(unit / drafter_checks.INDEX)
+    return list(dict.fromkeys(files))
+
+
+def checkpoint_size(checkpoint: drafter_checks.Checkpoint) -> int:
+    """The drafter's size on disk: its files summed (a folder's own size is its directory entry's, not its content's)."""
+    return sum(file.stat().st_size for file in checkpoint_files(checkpoint))
+
+
 def parsed_checkpoint(checkpoint: drafter_checks.Checkpoint) -> ParsedSource:
     found = drafter_checks.verdicts(checkpoint)
     row = {
@@ -65,7 +87,7 @@ def parsed_checkpoint(checkpoint: drafter_checks.Checkpoint) -> ParsedSource:
         "has_t2d": checkpoint.t2d is not None,
         "bytes_read": checkpoint.bytes_read,
     }
-    parsed = ParsedSource(kind=FORMAT.kind, engine="drafter")
+    parsed = ParsedSource(kind=FORMAT.kind, engine="drafter", size_bytes=checkpoint_size(checkpoint))
     parsed.tables["drafters"] = table_from_rows("drafters", [row])
     targets = checkpoint.target_ids()
     if targets is not None:
