@@ -1,4 +1,9 @@
-"""Helpers for browser tests: a real `specdash serve` and Debian's Chromium driven by Playwright."""
+"""Helpers for browser tests: a real `specdash serve` and Debian's Chromium driven by Playwright.
+
+The fixtures ``browser`` (one Chromium per test module) and ``page`` (a tab at 1280 and at 1920 px) are
+imported by the test modules that use them; playwright is imported only when they run, so a machine
+without it can still import this module (the test modules skip themselves without Chromium).
+"""
 from __future__ import annotations
 
 import os
@@ -10,6 +15,9 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -17,6 +25,36 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
 ]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+WIDTHS = (1280, 1920)  # every page is looked at at both
+TAB_TIMEOUT_MS = 60_000
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium, headless, for one test module (never a downloaded browser)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@contextmanager
+def tab(browser: Any, width: int, **context_options: Any) -> Iterator[Any]:
+    """A fresh browser context's page, ``width`` px wide and 1000 high, closed afterwards."""
+    context = browser.new_context(viewport={"width": width, "height": 1000}, **context_options)
+    page = context.new_page()
+    page.set_default_timeout(TAB_TIMEOUT_MS)
+    yield page
+    context.close()
+
+
+@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
+def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A tab at each of ``WIDTHS``: every test that takes it runs once per width."""
+    with tab(browser, request.param) as opened:
+        yield opened
 
 
 def free_port() -> int:

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from dashboard.analysis import data
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, look_at, screenshot, served
+from tests.browser import CHROMIUM, WIDTHS, browser, look_at, screenshot, served, tab  # noqa: F401 (browser: a fixture)
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.browser
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.browser
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 TIMEOUT_MS = 60_000
 expect.set_options(timeout=20_000)  # the first view of a cold server computes every query once
@@ -44,21 +44,13 @@ def base_url(store_copy: Path) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    tab = context.new_page()
-    tab.set_default_timeout(TIMEOUT_MS)
-    yield tab
-    context.close()
+def page(browser: Browser) -> Iterator[Page]:  # noqa: F811 (one wide tab that takes downloads: the ledger test saves reports)
+    with tab(browser, 1400, accept_downloads=True) as opened:
+        opened.set_default_timeout(TIMEOUT_MS)
+        yield opened
 
 
 def query(page: Page) -> dict[str, list[str]]:
@@ -197,7 +189,6 @@ def test_upload_a_file_then_see_two_phases(base_url: str, page: Page, store_copy
 # --- every page at both widths: nothing cut off, nothing overlapping (issue #18) ------------------------
 
 PAGES = ["compare", "breakeven", "breakdown", "run", "phases", "decisions", "ingest"]
-WIDTHS = (1280, 1920)
 
 
 def look_at_every_page(browser: Browser, base_url: str, width: int, prefix: str,

@@ -14,7 +14,7 @@ import pytest
 
 from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
-from tests.browser import CHROMIUM, screenshot, served
+from tests.browser import CHROMIUM, WIDTHS, browser, page, screenshot, served  # noqa: F401 (browser, page: fixtures)
 from tests.conftest import CORPUS
 from tests.test_every_file import corpus_paths
 
@@ -25,9 +25,8 @@ if not Path(CHROMIUM).exists():
 
 from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
-from tests.test_browser import browser, look_at_every_page  # noqa: E402, F401 (the module's Chromium, a fixture)
+from tests.test_browser import look_at_every_page  # noqa: E402
 
-WIDTHS = (1280, 1920)
 LIFETIME = "log:sglang-issue-11948-eagle3-decode-acceptrate"
 
 
@@ -46,13 +45,6 @@ def base_url(corpus_db: Path) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
-def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": request.param, "height": 1000})
-    tab = context.new_page()
-    tab.set_default_timeout(60_000)
-    yield tab
-    context.close()
 
 
 def width(page: Page) -> int:

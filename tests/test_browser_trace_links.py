@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import ingest_paths
-from tests.browser import CHROMIUM, screenshot, served
+from tests.browser import CHROMIUM, browser, page, screenshot, served  # noqa: F401 (browser, page: fixtures)
 from tests.test_trace_links import EAGLE3, PROFILE_ID, PROFILED_LOG, trace_named
 
 pytestmark = pytest.mark.browser
@@ -20,9 +20,6 @@ if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
 
 from playwright.sync_api import Page, expect  # noqa: E402
-
-from tests.test_browser import browser  # noqa: E402, F401 (the module's Chromium, a fixture)
-from tests.test_browser_every_file import page  # noqa: E402, F401 (a tab at 1280 and at 1920 px, a fixture)
 
 
 @pytest.fixture(scope="module")

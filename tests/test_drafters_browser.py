@@ -9,16 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, look_at, served
+from tests.browser import CHROMIUM, browser, look_at, page, served  # noqa: F401 (browser, page: fixtures)
 
 pytestmark = pytest.mark.browser
 
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
-WIDTHS = (1280, 1920)
 expect.set_options(timeout=30_000)
 
 
@@ -30,21 +29,8 @@ def base_url(demo_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
 
 
-@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
-def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": request.param, "height": 1000})
-    tab = context.new_page()
-    tab.set_default_timeout(60_000)
-    yield tab
-    context.close()
 
 
 def test_the_drafters_page_shows_the_seeds_finding(base_url: str, page: Page) -> None:

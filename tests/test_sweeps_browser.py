@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import ingest_paths
-from tests.browser import CHROMIUM, look_at, served
+from tests.browser import CHROMIUM, browser, look_at, page, served  # noqa: F401 (browser, page: fixtures)
 from tests.conftest import CORPUS
 
 pytestmark = [pytest.mark.browser]
@@ -17,11 +17,7 @@ pytestmark = [pytest.mark.browser]
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, expect  # noqa: E402
-
-from tests.test_browser import browser  # noqa: E402, F401 (the module's Chromium, a fixture)
-
-WIDTHS = (1280, 1920)
+from playwright.sync_api import Page, expect  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -42,13 +38,6 @@ def corpus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
-def page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:  # noqa: F811
-    context = browser.new_context(viewport={"width": request.param, "height": 1000})
-    tab = context.new_page()
-    tab.set_default_timeout(60_000)
-    yield tab
-    context.close()
 
 
 def check(page: Page, name: str, expected: str) -> None:
