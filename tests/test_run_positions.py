@@ -117,3 +117,13 @@ def test_no_per_position_lines_no_section(demo_db: Path, monkeypatch: pytest.Mon
         assert "SpecDecoding metrics" not in texts(app)
         assert not any(page.endswith("acceptance") for page, _ in link_targets(app))
     assert isinstance(data.session_positions(demo_db, session["session_id"].iloc[0]), pd.DataFrame)
+
+
+def test_the_run_pages_accept_length_series_weighs_only_lines_that_carry_one(positions_db: Path) -> None:
+    """vLLM prints the engine's throughput and its SpecDecoding metrics on separate lines of one timestamp: a
+    bucket holding both must read the logged 2.50, not 2.50 averaged with the throughput line's blank (1.25)."""
+    keys = [f"{source}:{'' if pd.isna(segment) else int(segment)}" for source, segment in
+            data.frame(positions_db, "SELECT DISTINCT source_id, segment FROM decode_stats WHERE tokens_per_step IS NOT NULL")
+            .itertuples(index=False)]
+    series = data.decode_series(positions_db, keys)
+    assert series["tokens_per_step"].dropna().tolist() and set(series["tokens_per_step"].dropna().round(6)) == {2.5}

@@ -714,7 +714,9 @@ def decode_series(db_path: str | Path, log_keys: Sequence[str], start: Any = Non
         ), {BUCKETED}
         SELECT min(ts) AS ts,
                avg(gen_throughput) AS gen_throughput,
-               sum(tokens_per_step * coalesce(running_req, 1)) / sum(coalesce(running_req, 1)) AS tokens_per_step,
+               -- only the lines that carry an accept length weigh it: vLLM prints it on its own line
+               sum(tokens_per_step * coalesce(running_req, 1))
+                   / sum(coalesce(running_req, 1)) FILTER (WHERE tokens_per_step IS NOT NULL) AS tokens_per_step,
                avg(running_req) AS running_req,
                max(queue_req) AS queue_req,
                min(line_no) AS first_line_no,
