@@ -8,15 +8,14 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dashboard.analysis.acceptance import HISTOGRAM_BIN
 from dashboard.analysis.definitions import ACCEPT, MS, RATIO, SHARE
 
 # The same colours, in the same order, as dashboard/charts.py gives variants.
 PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]
 DASHES = ["solid", "dot", "dash", "longdash", "dashdot"]
 THRESHOLD_COLOR = "#C62828"
-FEW_REQUESTS = 20
-HISTOGRAM_BIN = 0.1  # tokens/step per bar of the per-request histogram
-ECDF_POINTS = 2000  # points of the per-request ECDF line, at most
+FEW_REQUESTS = 20  # below this many requests the ECDF marks each one
 
 
 def colors(variants: Sequence[str]) -> dict[str, str]:
@@ -98,27 +97,24 @@ def steps_figure(models: dict[str, pd.DataFrame]) -> go.Figure:
     return _layout(fig, 360)
 
 
-def request_figure(requests: pd.DataFrame) -> go.Figure:
-    """Per-request accept length: histogram per variant (left) and ECDF (right)."""
+def request_figure(bins: pd.DataFrame, ecdf: pd.DataFrame) -> go.Figure:
+    """Per-request accept length: requests per bin per variant (left, ``acceptance.request_histogram``) and the
+    ECDF (right, ``acceptance.request_ecdf``: at most a few thousand exact points however many requests)."""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
                         subplot_titles=("Requests by accept length", "Share of requests at or below"))
-    palette = colors(sorted(set(requests["variant"])))
-    for variant, group in requests.groupby("variant", sort=True):
-        values = np.sort(group["accept_length"].astype(float).to_numpy())
-        starts, counts = _bins(values, HISTOGRAM_BIN)
-        ends = starts + HISTOGRAM_BIN
-        fig.add_trace(go.Bar(x=starts + HISTOGRAM_BIN / 2, y=counts, width=HISTOGRAM_BIN, name=variant, legendgroup=variant,
-                             marker={"color": palette[variant]}, opacity=0.6,
-                             customdata=np.column_stack([starts, ends]),
+    palette = colors(sorted(set(bins["variant"]) | set(ecdf["variant"])))
+    for variant, group in bins.groupby("variant", sort=True):
+        fig.add_trace(go.Bar(x=(group["start"] + group["end"]) / 2, y=group["requests"], width=HISTOGRAM_BIN, name=variant,
+                             legendgroup=variant, marker={"color": palette[variant]}, opacity=0.6,
+                             customdata=np.column_stack([group["start"], group["end"]]),
                              hovertemplate=f"{variant}<br>{ACCEPT.hover('customdata[0]')}–{ACCEPT.hover('customdata[1]')}"
                                            "<br>%{y} requests<extra></extra>"),
                       row=1, col=1)
-        # the ECDF drawn through at most ECDF_POINTS of the sorted values (exact at each): a million requests
-        # would otherwise ship a million points to the browser for a line no wider than the chart
-        shown = _ecdf_points(len(values))
-        fig.add_trace(go.Scatter(x=values[shown], y=(shown + 1) / len(values),
-                                 mode="lines+markers" if len(values) < FEW_REQUESTS else "lines", line_shape="hv",
-                                 name=variant, legendgroup=variant, showlegend=False, line={"color": palette[variant]},
+    for variant, points in ecdf.groupby("variant", sort=True):
+        few = int(points["requests"].max()) < FEW_REQUESTS
+        fig.add_trace(go.Scatter(x=points["accept_length"], y=points["share"], mode="lines+markers" if few else "lines",
+                                 line_shape="hv", name=variant, legendgroup=variant, showlegend=False,
+                                 line={"color": palette[variant]},
                                  hovertemplate=f"{variant}<br>{ACCEPT.hover('x')}<br>{SHARE.hover('y')} of requests"
                                                "<extra></extra>"), row=1, col=2)
     fig.update_layout(barmode="overlay", bargap=0)
@@ -126,19 +122,6 @@ def request_figure(requests: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(title_text="requests", row=1, col=1)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02], row=1, col=2)
     return _layout(fig, 380, legend_y=-0.3)
-
-
-def _bins(sorted_values: np.ndarray, size: float) -> tuple[np.ndarray, np.ndarray]:
-    """Counts per bin of ``size`` (bins start at multiples of it); only bins that hold a value."""
-    index = np.floor(sorted_values / size + 1e-9).astype(np.int64)  # 1e-9: 1.6 / 0.1 is 15.999…
-    bins, counts = np.unique(index, return_counts=True)
-    return bins * size, counts
-
-
-def _ecdf_points(count: int) -> np.ndarray:
-    if count <= ECDF_POINTS:
-        return np.arange(count)
-    return np.unique(np.append(np.linspace(0, count - 1, ECDF_POINTS).astype(np.int64), count - 1))
 
 
 def dataset_figure(matrix: pd.DataFrame) -> go.Figure:

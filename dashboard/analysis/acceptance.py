@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from dashboard.analysis import stats
@@ -48,17 +47,109 @@ def position_rates(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.
         ORDER BY variant, origin, source_id, "window", position""", {"variants": list(variant_list)})
 
 
-def request_rows(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
-    """Per-request rows with their variant (view ``acceptance_request_rows``)."""
-    columns = ["variant", "phase", "path", "source_id", "record_index", "request_index", "line_no", "request_id",
-               "engine", "origin", "dataset", "accept_length", "accepted_drafts", "draft_tokens", "spec_steps",
-               "num_spec_tokens", "accept_rate", "histogram", "input_tokens", "output_tokens"]
+# Every per-request figure is one SQL aggregate over the view's rows, so the page reads a few hundred rows
+# whether the store holds 36 requests or a million (bench/bench_acceptance.py).
+REQUESTS_OF = """FROM acceptance_request_rows WHERE (len($variants) = 0 OR list_contains($variants, variant))"""
+HISTOGRAM_BIN = 0.1  # tokens/step per bar of the per-request histogram
+ECDF_POINTS = 2000  # the ECDF is drawn through at most this many of each variant's sorted values (exact at each)
+
+
+def _requests(db_path: str | Path, sql: str, columns: Sequence[str], variant_list: Sequence[str],
+              **params: object) -> pd.DataFrame:
     if not _has_views(db_path):
+        return pd.DataFrame(columns=list(columns))
+    return frame(db_path, sql.replace("{REQUESTS_OF}", REQUESTS_OF), {"variants": list(variant_list), **params})
+
+
+def request_sources(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+    """The (variant, source) pairs that carry per-request rows."""
+    return _requests(db_path, "SELECT DISTINCT variant, source_id {REQUESTS_OF} ORDER BY ALL",
+                     ["variant", "source_id"], variant_list)
+
+
+def request_curves(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+    """Per variant, the S(k) curve pooled over its requests' histograms (``position_curves``' columns).
+
+    A request's histogram h (steps with i drafts accepted, h[0] first) gives S(k) = Σ_{i≥k} h[i] ÷ Σ h for
+    k = 1 … len(h)−1; requests are pooled by their steps, and the spread is the p10–p90 of the requests' S(k).
+    """
+    points = _requests(db_path, """
+        WITH held AS (
+            SELECT variant, source_id, histogram, list_sum(histogram)::DOUBLE AS steps,
+                   unnest(range(1, len(histogram))) AS position
+            {REQUESTS_OF} AND len(histogram) >= 2 AND list_sum(histogram) > 0
+        ), positions AS (
+            -- DuckDB lists count from 1: h[i] is histogram[i + 1], so Σ_{i≥k} h[i] is histogram[k + 1:]
+            SELECT variant, source_id, steps, position, list_sum(histogram[position + 1:]) / steps AS survival FROM held
+        )
+        SELECT variant, $origin AS origin, 'requests' AS scope, position, sum(survival * steps) AS sw, sum(steps) AS w,
+               count(*) AS samples, sum(steps) AS weight,
+               CASE WHEN count(*) > 1 THEN quantile_cont(survival, $low) END AS low,
+               CASE WHEN count(*) > 1 THEN quantile_cont(survival, $high) END AS high,
+               string_agg(DISTINCT source_id, ', ' ORDER BY source_id) AS sources
+        FROM positions GROUP BY variant, position ORDER BY variant, position""",
+        CURVE_POINTS, variant_list, origin=REQUEST_ORIGIN, low=SPREAD[0], high=SPREAD[1])
+    return _curves(points)
+
+
+def request_distribution(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+    """Per variant: requests, p10/p50/p90 and mean of the per-request accept length with a 95% CI, and the
+    value pooled by verify steps (only where every request names its steps)."""
+    columns = ["variant", "requests", "p10", "p50", "p90", "mean", "ci_low", "ci_high", "pooled", "origins"]
+    moments = _requests(db_path, """
+        SELECT variant, count(*) AS requests, quantile_cont(accept_length, $low) AS p10,
+               quantile_cont(accept_length, 0.5) AS p50, quantile_cont(accept_length, $high) AS p90,
+               avg(accept_length) AS mean, stddev_samp(accept_length) AS sd,
+               CASE WHEN count(spec_steps) = count(*) AND sum(spec_steps) > 0
+                    THEN sum(accept_length * spec_steps) / sum(spec_steps) END AS pooled,
+               string_agg(DISTINCT origin, ', ' ORDER BY origin) AS origins
+        {REQUESTS_OF} AND accept_length IS NOT NULL GROUP BY variant ORDER BY variant""",
+        columns, variant_list, low=SPREAD[0], high=SPREAD[1])
+    if moments.empty:
         return pd.DataFrame(columns=columns)
-    return frame(db_path, f"""
-        SELECT {', '.join(f'"{c}"' for c in columns)} FROM acceptance_request_rows
-        WHERE len($variants) = 0 OR list_contains($variants, variant)
-        ORDER BY variant, source_id, record_index, request_index""", {"variants": list(variant_list)})
+    intervals = [stats.mean_ci_of(int(n), float(mean), None if pd.isna(sd) else float(sd))
+                 for n, mean, sd in zip(moments["requests"], moments["mean"], moments["sd"], strict=True)]
+    moments["ci_low"] = [ci.low for ci in intervals]
+    moments["ci_high"] = [ci.high for ci in intervals]
+    moments["pooled"] = moments["pooled"].astype(object).where(moments["pooled"].notna(), None)
+    return moments[columns]
+
+
+def request_histogram(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+    """Requests per accept-length bin of ``HISTOGRAM_BIN`` (bins start at its multiples), per variant."""
+    bins = _requests(db_path, """
+        -- 1e-9: 1.6 / 0.1 is 15.999…
+        SELECT variant, CAST(floor(accept_length / $size + 1e-9) AS BIGINT) AS bin, count(*) AS requests
+        {REQUESTS_OF} AND accept_length IS NOT NULL GROUP BY ALL ORDER BY ALL""",
+        ["variant", "bin", "requests"], variant_list, size=HISTOGRAM_BIN)
+    start = bins["bin"].astype(float) * HISTOGRAM_BIN
+    return pd.DataFrame({"variant": bins["variant"], "start": start, "end": start + HISTOGRAM_BIN,
+                         "requests": bins["requests"]})
+
+
+def request_ecdf(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+    """Per variant, points of the ECDF of per-request accept length: every value when there are at most
+    ``ECDF_POINTS``, else the first of each of ``ECDF_POINTS``−1 equal rank intervals and the last."""
+    return _requests(db_path, """
+        WITH ranked AS (
+            SELECT variant, accept_length, row_number() OVER sorted - 1 AS i, count(*) OVER (PARTITION BY variant) AS n
+            {REQUESTS_OF} AND accept_length IS NOT NULL
+            WINDOW sorted AS (PARTITION BY variant ORDER BY accept_length)
+        )
+        SELECT variant, accept_length, (i + 1) / n AS share, n AS requests FROM ranked
+        WHERE n <= $points OR i = 0 OR i = n - 1 OR (i * ($points - 1)) // (n - 1) > ((i - 1) * ($points - 1)) // (n - 1)
+        ORDER BY variant, i""",
+        ["variant", "accept_length", "share", "requests"], variant_list, points=ECDF_POINTS)
+
+
+def worst_requests(db_path: str | Path, variant_list: Sequence[str] = (), count: int = 10) -> pd.DataFrame:
+    """The lowest-acceptance requests, with what identifies them (ties: in file order)."""
+    return _requests(db_path, """
+        SELECT variant, accept_length, request_id, dataset, input_tokens, output_tokens, spec_steps, path, line_no
+        {REQUESTS_OF} AND accept_length IS NOT NULL
+        ORDER BY accept_length, variant, source_id, record_index, request_index LIMIT $count""",
+        ["variant", "accept_length", "request_id", "dataset", "input_tokens", "output_tokens", "spec_steps", "path",
+         "line_no"], variant_list, count=count)
 
 
 def dataset_rows(db_path: str | Path) -> pd.DataFrame:
@@ -131,16 +222,6 @@ def trace_cycle_parts(db_path: str | Path) -> pd.DataFrame:
 
 # --- per position -------------------------------------------------------------------------------
 
-def survival_from_histogram(histogram: Sequence[int]) -> list[float]:
-    """S(k) for k = 1..len−1 from steps-with-i-accepted counts."""
-    counts = np.asarray(list(histogram), dtype=float)
-    total = counts.sum()
-    if total <= 0 or len(counts) < 2:
-        return []
-    tail = np.cumsum(counts[::-1])[::-1]  # tail[k] = Σ_{i≥k} h[i]
-    return [float(x) for x in tail[1:] / total]
-
-
 def conditional(survival: Sequence[float]) -> list[float | None]:
     """c(k) = S(k) ÷ S(k−1), S(0) = 1; undefined (None) where S(k−1) is 0."""
     out: list[float | None] = []
@@ -151,83 +232,76 @@ def conditional(survival: Sequence[float]) -> list[float | None]:
     return out
 
 
-def position_samples(rates: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
-    """One row per (sample, position): a log window, a run, a snapshot delta, or one request's histogram."""
+def position_samples(rates: pd.DataFrame) -> pd.DataFrame:
+    """One row per (sample, position) of the per-position rates: a log window, a run or a snapshot delta
+    (per-request histograms are pooled in SQL: ``request_curves``)."""
     columns = ["variant", "origin", "scope", "sample", "source_id", "position", "survival", "weight"]
-    parts = []
-    if not rates.empty:
-        r = rates.copy()
-        # windows of one file and engine are one sample each; DP engines of one window are pooled first
-        r["weight"] = pd.to_numeric(r["drafts"], errors="coerce")
-        r["sample"] = r["source_id"].astype(str) + " · " + r["window"].astype(str)
-        r["w"] = r["weight"].fillna(1.0)
-        r["rw"] = r["rate"] * r["w"]
-        grouped = r.groupby(["variant", "origin", "scope", "sample", "source_id", "position"], as_index=False).agg(
-            rw=("rw", "sum"), w=("w", "sum"), weight=("weight", "sum"))
-        grouped["survival"] = grouped["rw"] / grouped["w"]
-        grouped["weight"] = grouped["weight"].where(grouped["weight"] > 0)
-        parts.append(grouped[columns])
-    if not requests.empty:
-        parts.append(_request_samples(requests)[columns])
-    if not parts:
+    if rates.empty:
         return pd.DataFrame(columns=columns)
-    return pd.concat(parts, ignore_index=True)
+    r = rates.copy()
+    # windows of one file and engine are one sample each; DP engines of one window are pooled first
+    r["weight"] = pd.to_numeric(r["drafts"], errors="coerce")
+    r["sample"] = r["source_id"].astype(str) + " · " + r["window"].astype(str)
+    r["w"] = r["weight"].fillna(1.0)
+    r["rw"] = r["rate"] * r["w"]
+    grouped = r.groupby(["variant", "origin", "scope", "sample", "source_id", "position"], as_index=False).agg(
+        rw=("rw", "sum"), w=("w", "sum"), weight=("weight", "sum"))
+    grouped["survival"] = grouped["rw"] / grouped["w"]
+    grouped["weight"] = grouped["weight"].where(grouped["weight"] > 0)
+    return grouped[columns]
 
 
-def _request_samples(requests: pd.DataFrame) -> pd.DataFrame:
-    """Each request's histogram as S(k) rows (``survival_from_histogram`` for all requests at once: a
-    million requests are a few array operations, not a million Python calls)."""
-    held = requests[requests["histogram"].map(lambda h: isinstance(h, list | tuple | np.ndarray) and len(h) >= 2)]
-    lengths = held["histogram"].map(len).to_numpy(dtype=np.int64)
-    counts = np.zeros((len(held), int(lengths.max()) if len(held) else 0))
-    if len(held):
-        rows = np.repeat(np.arange(len(held)), lengths)
-        columns = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        counts[rows, columns] = np.concatenate([np.asarray(h, dtype=float) for h in held["histogram"]])
-    totals = counts.sum(axis=1)
-    tails = np.cumsum(counts[:, ::-1], axis=1)[:, ::-1]  # tails[i, k] = Σ_{j≥k} h_i[j]
-    positions = np.arange(1, counts.shape[1])
-    keep = (positions[None, :] < lengths[:, None]) & (totals[:, None] > 0)
-    request, position = np.nonzero(keep)
-    sample = held["source_id"].astype(str) + " · request " + held["record_index"].astype(str) + "." + \
-        held["request_index"].astype(str)
-    return pd.DataFrame({
-        "variant": held["variant"].to_numpy()[request], "origin": REQUEST_ORIGIN, "scope": "requests",
-        "sample": sample.to_numpy()[request], "source_id": held["source_id"].to_numpy()[request],
-        "position": positions[position], "survival": tails[request, position + 1] / totals[request],
-        "weight": totals[request],
-    })
+# Per (variant, origin, position), what pooling the samples gives: Σ S·w and Σ w (w: a sample's drafts or
+# steps, 1 where unknown), the sample count, the known weight, the p10–p90 of the samples' S(k) (none for
+# one sample), the scope and the sources.
+CURVE_POINTS = ["variant", "origin", "scope", "position", "sw", "w", "samples", "weight", "low", "high", "sources"]
+CURVE_COLUMNS = ["variant", "origin", "scope", "position", "survival", "conditional", "low", "high", "samples",
+                 "weight", "accept_length", "sources"]
 
 
 def position_curves(samples: pd.DataFrame) -> pd.DataFrame:
     """Per (variant, origin): pooled S(k), c(k), the p10–p90 spread of S(k) across samples, and τ = 1 + Σ S(k)."""
-    columns = ["variant", "origin", "scope", "position", "survival", "conditional", "low", "high", "samples",
-               "weight", "accept_length", "sources"]
     if samples.empty:
-        return pd.DataFrame(columns=columns)
-    keys = ["variant", "origin", "position"]
+        return pd.DataFrame(columns=CURVE_COLUMNS)
     weighted = samples.assign(w=samples["weight"].fillna(1.0).astype(float))
     weighted["sw"] = weighted["survival"].astype(float) * weighted["w"]
-    by_position = weighted.groupby(keys, sort=True)
+    by_position = weighted.groupby(["variant", "origin", "position"], sort=True)
     points = by_position.agg(sw=("sw", "sum"), w=("w", "sum"), samples=("survival", "size"),
-                             weight=("weight", lambda w: float(w.sum()) if w.notna().any() else None))
+                             weight=("weight", lambda w: float(w.sum()) if w.notna().any() else None),
+                             scope=("scope", _joined), sources=("source_id", _joined))
     spread = by_position["survival"].quantile(list(SPREAD)).unstack()
     single = points["samples"] <= 1  # one sample has no spread
     points["low"] = spread[SPREAD[0]].astype(object).where(~single, None)
     points["high"] = spread[SPREAD[1]].astype(object).where(~single, None)
-    points["survival"] = points["sw"] / points["w"]
-    points = points.reset_index()
-    points["position"] = points["position"].astype(int)
+    return _curves(points.reset_index()[CURVE_POINTS])
+
+
+def _joined(values: pd.Series) -> str:
+    return ", ".join(sorted({part for value in values for part in str(value).split(", ")}))
+
+
+def _curves(points: pd.DataFrame) -> pd.DataFrame:
+    """``CURVE_POINTS`` rows to curves: S(k) = Σ S·w ÷ Σ w, c(k), τ, and each curve's scopes and sources."""
+    if points.empty:
+        return pd.DataFrame(columns=CURVE_COLUMNS)
     out = []
-    for (variant, origin), curve in points.groupby(["variant", "origin"], sort=True):
-        group = samples[(samples["variant"] == variant) & (samples["origin"] == origin)]
-        curve = curve.reset_index(drop=True)
+    for _, curve in points.groupby(["variant", "origin"], sort=True):
+        curve = curve.sort_values("position").reset_index(drop=True)
+        curve["position"] = curve["position"].astype(int)
+        curve["survival"] = curve["sw"].astype(float) / curve["w"].astype(float)
         curve["conditional"] = conditional(curve["survival"].tolist())
         curve["accept_length"] = 1.0 + curve["survival"].sum()
-        curve["scope"] = ", ".join(sorted(set(group["scope"])))
-        curve["sources"] = ", ".join(sorted(set(group["source_id"])))
+        curve["scope"], curve["sources"] = _joined(curve["scope"]), _joined(curve["sources"])
         out.append(curve)
-    return pd.concat(out, ignore_index=True)[columns]
+    return pd.concat(out, ignore_index=True)[CURVE_COLUMNS]
+
+
+def joined_curves(*parts: pd.DataFrame) -> pd.DataFrame:
+    """Curves of several readers as one frame, in (variant, origin, position) order."""
+    held = [part for part in parts if not part.empty]
+    if not held:
+        return pd.DataFrame(columns=CURVE_COLUMNS)
+    return pd.concat(held, ignore_index=True).sort_values(["variant", "origin", "position"], ignore_index=True)
 
 
 def first_below(curve: pd.DataFrame, threshold: float) -> int | None:
@@ -297,36 +371,6 @@ def model_inputs(parts: pd.DataFrame, variant: str, drafted: int, baseline: str 
         inputs.append(ModelInput("verify + draft-extend", 29.1, "ms", "assumed: the seed's verify (NCCL all-reduce bound)"))
     inputs.append(ModelInput("verify per extra token", 0.0, "ms", "assumed: verify cost does not grow with N at batch 1"))
     return inputs
-
-
-# --- per request --------------------------------------------------------------------------------
-
-def request_distribution(requests: pd.DataFrame) -> pd.DataFrame:
-    """Per variant: requests, p10/p50/p90 and mean of the per-request accept length with a 95% CI, and the pooled value."""
-    columns = ["variant", "requests", "p10", "p50", "p90", "mean", "ci_low", "ci_high", "pooled", "origins"]
-    values = requests.dropna(subset=["accept_length"]) if not requests.empty else requests
-    if values.empty:
-        return pd.DataFrame(columns=columns)
-    rows = []
-    for variant, group in values.groupby("variant", sort=True):
-        lengths = group["accept_length"].astype(float)
-        ci = stats.mean_ci(lengths.tolist()) if len(lengths) > 1 else None
-        steps = pd.to_numeric(group["spec_steps"], errors="coerce")
-        pooled = float((lengths * steps).sum() / steps.sum()) if steps.notna().all() and steps.sum() > 0 else None
-        rows.append({"variant": variant, "requests": len(group), "p10": lengths.quantile(0.1),
-                     "p50": lengths.quantile(0.5), "p90": lengths.quantile(0.9), "mean": lengths.mean(),
-                     "ci_low": ci.low if ci else None, "ci_high": ci.high if ci else None, "pooled": pooled,
-                     "origins": ", ".join(sorted(set(group["origin"])))})
-    return pd.DataFrame(rows, columns=columns)
-
-
-def worst_requests(requests: pd.DataFrame, count: int = 10) -> pd.DataFrame:
-    """The lowest-acceptance requests, with what identifies them."""
-    columns = ["variant", "accept_length", "request_id", "dataset", "input_tokens", "output_tokens", "spec_steps",
-               "path", "line_no"]
-    if requests.empty:
-        return pd.DataFrame(columns=columns)
-    return requests.dropna(subset=["accept_length"]).nsmallest(count, "accept_length")[columns].reset_index(drop=True)
 
 
 # --- per dataset --------------------------------------------------------------------------------
@@ -498,4 +542,4 @@ def session_curve(rows: pd.DataFrame, variant: str) -> pd.DataFrame:
     if rows.empty:
         return position_curves(pd.DataFrame())
     rates = rows.assign(variant=variant, scope="window", window="line " + rows["line_no"].astype(str))
-    return position_curves(position_samples(rates, pd.DataFrame()))
+    return position_curves(position_samples(rates))

@@ -92,9 +92,14 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> MeanCI:
     if n == 0:
         raise ValueError("no values")
     mean = sum(values) / n
-    if n < 2:
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else None
+    return mean_ci_of(n, mean, sd, level)
+
+
+def mean_ci_of(n: int, mean: float, sd: float | None, level: float = 0.95) -> MeanCI:
+    """``mean_ci`` from a sample's size, mean and standard deviation (an aggregate computed in SQL)."""
+    if n < 2 or sd is None:
         return MeanCI(n, mean, None, None, None)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = t_quantile(0.5 + level / 2.0, n - 1) * sd / math.sqrt(n)
     return MeanCI(n, mean, sd, mean - half, mean + half)
 

@@ -16,7 +16,12 @@ ui.demo_note(store)
 st.caption(f"{acceptance.ACCEPT_LENGTH} {acceptance.POOLED}")
 
 position_rates = queries.cached(acceptance.position_rates)
-request_rows = queries.cached(acceptance.request_rows)
+request_sources = queries.cached(acceptance.request_sources)
+request_curves = queries.cached(acceptance.request_curves)
+request_distribution = queries.cached(acceptance.request_distribution)
+request_histogram = queries.cached(acceptance.request_histogram)
+request_ecdf = queries.cached(acceptance.request_ecdf)
+worst_requests = queries.cached(acceptance.worst_requests)
 dataset_rows = queries.cached(acceptance.dataset_rows)
 metric_windows = queries.cached(acceptance.metric_windows)
 trace_cycle_parts = queries.cached(acceptance.trace_cycle_parts)
@@ -28,7 +33,7 @@ INGEST_WHAT = ("Ingest a vLLM server log with `SpecDecoding metrics` lines, a `v
 
 
 # --- controls -----------------------------------------------------------------------------------
-rates, requests, datasets, windows = position_rates(), request_rows(), dataset_rows(), metric_windows()
+rates, requests, datasets, windows = position_rates(), request_sources(), dataset_rows(), metric_windows()
 everything = sorted(set(rates["variant"]) | set(requests["variant"]) | set(datasets["variant"]) | set(windows["variant"]))
 if not everything:
     ui.lacking(store, "per-position, per-request or per-dataset acceptance", INGEST_WHAT)
@@ -42,9 +47,8 @@ if not variants:
     st.info("Pick at least one variant above.")
     st.stop()
 rates, requests = rates[rates["variant"].isin(variants)], requests[requests["variant"].isin(variants)]
-samples = acceptance.position_samples(rates, requests)
-curves = acceptance.position_curves(samples)
-distribution = acceptance.request_distribution(requests)
+curves = acceptance.joined_curves(acceptance.position_curves(acceptance.position_samples(rates)), request_curves(variants))
+distribution = request_distribution(variants)
 for note in acceptance.mixed_sources(curves, distribution):
     st.warning(f":material/warning: Not like-for-like. {note}")
 
@@ -91,15 +95,15 @@ else:
 
 # --- per request --------------------------------------------------------------------------------
 st.subheader("Per request")
-if requests.empty or distribution.empty:
+if distribution.empty:
     st.info("No per-request acceptance for these variants. Ingest responses carrying vLLM `metrics.speculative_decoding`, "
             "SGLang `meta_info` spec fields or AIPerf `spec_decode_acceptance` records.")
 else:
     ui.table(acceptance.distribution_table(distribution), lines=2)
     st.caption("Sources: " + "; ".join(f"{v}: {o}" for v, o in zip(distribution["variant"], distribution["origins"], strict=True)))
-    st.plotly_chart(acceptance_charts.request_figure(requests.dropna(subset=["accept_length"])), width="stretch")
+    st.plotly_chart(acceptance_charts.request_figure(request_histogram(variants), request_ecdf(variants)), width="stretch")
     st.markdown("**Lowest-acceptance requests**")
-    worst = acceptance.worst_requests(requests)
+    worst = worst_requests(variants)
     ui.table(acceptance.worst_table(worst), lines=2)
     with st.expander("Where each of these requests was read"):
         ui.table(acceptance.worst_places(worst), lines=2)
