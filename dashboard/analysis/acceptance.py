@@ -54,17 +54,17 @@ HISTOGRAM_BIN = 0.1  # tokens/step per bar of the per-request histogram
 ECDF_POINTS = 2000  # the ECDF is drawn through at most this many of each variant's sorted values (exact at each)
 
 
-def _requests(db_path: str | Path, sql: str, columns: Sequence[str], variant_list: Sequence[str],
-              **params: object) -> pd.DataFrame:
-    if not _has_views(db_path):
-        return pd.DataFrame(columns=list(columns))
-    return frame(db_path, sql.replace("{REQUESTS_OF}", REQUESTS_OF), {"variants": list(variant_list), **params})
+def _request_params(db_path: str | Path, variant_list: Sequence[str], **params: object) -> dict[str, object] | None:
+    """The bound values of a per-request reader, or None when the store predates the acceptance views."""
+    return {"variants": list(variant_list), **params} if _has_views(db_path) else None
 
 
 def request_sources(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """The (variant, source) pairs that carry per-request rows."""
-    return _requests(db_path, "SELECT DISTINCT variant, source_id {REQUESTS_OF} ORDER BY ALL",
-                     ["variant", "source_id"], variant_list)
+    params = _request_params(db_path, variant_list)
+    if params is None:
+        return pd.DataFrame(columns=["variant", "source_id"])
+    return frame(db_path, f"SELECT DISTINCT variant, source_id {REQUESTS_OF} ORDER BY ALL", params)
 
 
 def request_curves(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
@@ -73,13 +73,16 @@ def request_curves(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.
     A request's histogram h (steps with i drafts accepted, h[0] first) gives S(k) = Σ_{i≥k} h[i] ÷ Σ h for
     k = 1 … len(h)−1; requests are pooled by their steps, and the spread is the p10–p90 of the requests' S(k).
     """
-    points = _requests(db_path, """
+    params = _request_params(db_path, variant_list, origin=REQUEST_ORIGIN, low=SPREAD[0], high=SPREAD[1])
+    if params is None:
+        return pd.DataFrame(columns=CURVE_COLUMNS)
+    points = frame(db_path, f"""
         WITH held AS (
             SELECT variant, source_id, histogram, list_sum(histogram)::DOUBLE AS steps,
                    unnest(range(1, len(histogram))) AS position
             {REQUESTS_OF} AND len(histogram) >= 2 AND list_sum(histogram) > 0
         ), positions AS (
-            -- DuckDB lists count from 1: h[i] is histogram[i + 1], so Σ_{i≥k} h[i] is histogram[k + 1:]
+            -- DuckDB lists count from 1: h[i] is histogram[i + 1], so the sum of h[i] for i ≥ k is histogram[k + 1:]
             SELECT variant, source_id, steps, position, list_sum(histogram[position + 1:]) / steps AS survival FROM held
         )
         SELECT variant, $origin AS origin, 'requests' AS scope, position, sum(survival * steps) AS sw, sum(steps) AS w,
@@ -87,8 +90,7 @@ def request_curves(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.
                CASE WHEN count(*) > 1 THEN quantile_cont(survival, $low) END AS low,
                CASE WHEN count(*) > 1 THEN quantile_cont(survival, $high) END AS high,
                string_agg(DISTINCT source_id, ', ' ORDER BY source_id) AS sources
-        FROM positions GROUP BY variant, position ORDER BY variant, position""",
-        CURVE_POINTS, variant_list, origin=REQUEST_ORIGIN, low=SPREAD[0], high=SPREAD[1])
+        FROM positions GROUP BY variant, position ORDER BY variant, position""", params)
     return _curves(points)
 
 
@@ -96,15 +98,17 @@ def request_distribution(db_path: str | Path, variant_list: Sequence[str] = ()) 
     """Per variant: requests, p10/p50/p90 and mean of the per-request accept length with a 95% CI, and the
     value pooled by verify steps (only where every request names its steps)."""
     columns = ["variant", "requests", "p10", "p50", "p90", "mean", "ci_low", "ci_high", "pooled", "origins"]
-    moments = _requests(db_path, """
+    params = _request_params(db_path, variant_list, low=SPREAD[0], high=SPREAD[1])
+    if params is None:
+        return pd.DataFrame(columns=columns)
+    moments = frame(db_path, f"""
         SELECT variant, count(*) AS requests, quantile_cont(accept_length, $low) AS p10,
                quantile_cont(accept_length, 0.5) AS p50, quantile_cont(accept_length, $high) AS p90,
                avg(accept_length) AS mean, stddev_samp(accept_length) AS sd,
                CASE WHEN count(spec_steps) = count(*) AND sum(spec_steps) > 0
                     THEN sum(accept_length * spec_steps) / sum(spec_steps) END AS pooled,
                string_agg(DISTINCT origin, ', ' ORDER BY origin) AS origins
-        {REQUESTS_OF} AND accept_length IS NOT NULL GROUP BY variant ORDER BY variant""",
-        columns, variant_list, low=SPREAD[0], high=SPREAD[1])
+        {REQUESTS_OF} AND accept_length IS NOT NULL GROUP BY variant ORDER BY variant""", params)
     if moments.empty:
         return pd.DataFrame(columns=columns)
     intervals = [stats.mean_ci_of(int(n), float(mean), None if pd.isna(sd) else float(sd))
@@ -117,11 +121,13 @@ def request_distribution(db_path: str | Path, variant_list: Sequence[str] = ()) 
 
 def request_histogram(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """Requests per accept-length bin of ``HISTOGRAM_BIN`` (bins start at its multiples), per variant."""
-    bins = _requests(db_path, """
+    params = _request_params(db_path, variant_list, size=HISTOGRAM_BIN)
+    if params is None:
+        return pd.DataFrame(columns=["variant", "start", "end", "requests"])
+    bins = frame(db_path, f"""
         -- 1e-9: 1.6 / 0.1 is 15.999…
         SELECT variant, CAST(floor(accept_length / $size + 1e-9) AS BIGINT) AS bin, count(*) AS requests
-        {REQUESTS_OF} AND accept_length IS NOT NULL GROUP BY ALL ORDER BY ALL""",
-        ["variant", "bin", "requests"], variant_list, size=HISTOGRAM_BIN)
+        {REQUESTS_OF} AND accept_length IS NOT NULL GROUP BY ALL ORDER BY ALL""", params)
     start = bins["bin"].astype(float) * HISTOGRAM_BIN
     return pd.DataFrame({"variant": bins["variant"], "start": start, "end": start + HISTOGRAM_BIN,
                          "requests": bins["requests"]})
@@ -130,7 +136,10 @@ def request_histogram(db_path: str | Path, variant_list: Sequence[str] = ()) -> 
 def request_ecdf(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """Per variant, points of the ECDF of per-request accept length: every value when there are at most
     ``ECDF_POINTS``, else the first of each of ``ECDF_POINTS``−1 equal rank intervals and the last."""
-    return _requests(db_path, """
+    params = _request_params(db_path, variant_list, points=ECDF_POINTS)
+    if params is None:
+        return pd.DataFrame(columns=["variant", "accept_length", "share", "requests"])
+    return frame(db_path, f"""
         WITH ranked AS (
             SELECT variant, accept_length, row_number() OVER sorted - 1 AS i, count(*) OVER (PARTITION BY variant) AS n
             {REQUESTS_OF} AND accept_length IS NOT NULL
@@ -138,18 +147,20 @@ def request_ecdf(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.Da
         )
         SELECT variant, accept_length, (i + 1) / n AS share, n AS requests FROM ranked
         WHERE n <= $points OR i = 0 OR i = n - 1 OR (i * ($points - 1)) // (n - 1) > ((i - 1) * ($points - 1)) // (n - 1)
-        ORDER BY variant, i""",
-        ["variant", "accept_length", "share", "requests"], variant_list, points=ECDF_POINTS)
+        ORDER BY variant, i""", params)
 
 
 def worst_requests(db_path: str | Path, variant_list: Sequence[str] = (), count: int = 10) -> pd.DataFrame:
     """The lowest-acceptance requests, with what identifies them (ties: in file order)."""
-    return _requests(db_path, """
-        SELECT variant, accept_length, request_id, dataset, input_tokens, output_tokens, spec_steps, path, line_no
+    columns = ["variant", "accept_length", "request_id", "dataset", "input_tokens", "output_tokens", "spec_steps",
+               "path", "line_no"]
+    params = _request_params(db_path, variant_list, count=count)
+    if params is None:
+        return pd.DataFrame(columns=columns)
+    return frame(db_path, f"""
+        SELECT {', '.join(columns)}
         {REQUESTS_OF} AND accept_length IS NOT NULL
-        ORDER BY accept_length, variant, source_id, record_index, request_index LIMIT $count""",
-        ["variant", "accept_length", "request_id", "dataset", "input_tokens", "output_tokens", "spec_steps", "path",
-         "line_no"], variant_list, count=count)
+        ORDER BY accept_length, variant, source_id, record_index, request_index LIMIT $count""", params)
 
 
 def dataset_rows(db_path: str | Path) -> pd.DataFrame:
