@@ -7,6 +7,7 @@ without it can still import this module (the test modules skip themselves withou
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -94,6 +95,15 @@ def served(db: Path, *extra: str, env: dict[str, str] | None = None, startup_s: 
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+
+
+@contextmanager
+def served_copy(db: Path, folder: Path) -> Iterator[str]:
+    """`specdash serve` on a copy of ``db`` in ``folder``, so a test that writes (a decision) leaves ``db`` as it was."""
+    copy = folder / db.name
+    shutil.copy(db, copy)
+    with served(copy) as url:
+        yield url
 
 
 def app_is_up(base: str) -> bool:

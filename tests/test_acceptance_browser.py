@@ -7,7 +7,6 @@ tests/artifacts/acceptance-{demo,corpus,run-positions}-WIDTH.png.
 """
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
 from tests import browser as browser_helpers
-from tests.browser import CHROMIUM, browser, look_at, page, served  # noqa: F401 (browser, page: fixtures)
+from tests.browser import CHROMIUM, browser, look_at, page, served, served_copy  # noqa: F401 (browser, page: fixtures)
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.browser
@@ -29,9 +28,7 @@ from playwright.sync_api import Page, expect  # noqa: E402
 
 @pytest.fixture(scope="module")
 def demo_url(demo_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    db = tmp_path_factory.mktemp("acceptance-browser") / "demo.duckdb"
-    shutil.copy(demo_db, db)
-    with served(db) as url:
+    with served_copy(demo_db, tmp_path_factory.mktemp("acceptance-browser")) as url:
         yield url
 
 

@@ -3,13 +3,12 @@
 Screenshots: tests/artifacts/drafters-<width>.png."""
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, browser, look_at, page, served  # noqa: F401 (browser, page: fixtures)
+from tests.browser import CHROMIUM, browser, look_at, page, served, served_copy  # noqa: F401 (browser, page: fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -23,9 +22,7 @@ expect.set_options(timeout=30_000)
 
 @pytest.fixture(scope="module")
 def base_url(demo_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    db = tmp_path_factory.mktemp("drafters-browser") / "demo.duckdb"
-    shutil.copy(demo_db, db)
-    with served(db) as url:
+    with served_copy(demo_db, tmp_path_factory.mktemp("drafters-browser")) as url:
         yield url
 
 

@@ -2,14 +2,13 @@
 screenshots at 1280 and 1920 px to tests/artifacts/sweeps-*.png, and no table cut off, no overlapping chart labels."""
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ingest.pipeline import ingest_paths
-from tests.browser import CHROMIUM, browser, look_at, page, served  # noqa: F401 (browser, page: fixtures)
+from tests.browser import CHROMIUM, browser, look_at, page, served, served_copy  # noqa: F401 (browser, page: fixtures)
 from tests.conftest import CORPUS
 
 pytestmark = [pytest.mark.browser]
@@ -22,9 +21,7 @@ from playwright.sync_api import Page, expect  # noqa: E402
 
 @pytest.fixture(scope="module")
 def demo_url(demo_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    db = tmp_path_factory.mktemp("sweeps-browser") / "demo.duckdb"
-    shutil.copy(demo_db, db)
-    with served(db) as url:
+    with served_copy(demo_db, tmp_path_factory.mktemp("sweeps-browser")) as url:
         yield url
 
 
