@@ -192,8 +192,17 @@ class _VllmSpec(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     num_spec_tokens: Total | None = None
 
 
-class _Tokens(msgspec.Struct, gc=False):
-    """The keys ``identify`` reads for token counts (from the holder or ``usage``)."""
+class _Labelled(msgspec.Struct, gc=False):
+    """The ``DATASET_KEYS`` ``identify`` reads, from the record or its holder."""
+
+    dataset: Any = UNSET
+    dataset_name: Any = UNSET
+    category: Any = UNSET
+    task: Any = UNSET
+
+
+class _Tokens(_Labelled, gc=False):
+    """The keys ``identify`` reads for token counts (from the holder or ``usage``; a usage's labels go unread)."""
 
     input_sequence_length: Any = UNSET
     prompt_tokens: Any = UNSET
@@ -206,22 +215,14 @@ class _Metrics(_Tokens, kw_only=True, gc=False):
 
     speculative_decoding: _VllmSpec
     rid: Any = UNSET
-    dataset: Any = UNSET
-    dataset_name: Any = UNSET
-    category: Any = UNSET
-    task: Any = UNSET
 
 
-class _Response(msgspec.Struct, gc=False):
+class _Response(_Labelled, kw_only=True, gc=False):
     """What ``identify`` reads from a response record, and its ``metrics``."""
 
     metrics: _Metrics
     id: Any = UNSET
     metadata: Any = UNSET
-    dataset: Any = UNSET
-    dataset_name: Any = UNSET
-    category: Any = UNSET
-    task: Any = UNSET
     usage: _Tokens | None = None
 
 
