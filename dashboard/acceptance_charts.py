@@ -16,6 +16,7 @@ PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#F
 DASHES = ["solid", "dot", "dash", "longdash", "dashdot"]
 THRESHOLD_COLOR = "#C62828"
 FEW_REQUESTS = 20  # below this many requests the ECDF marks each one
+FEW_BAR_TICKS = 6  # up to this many requests in the tallest bar, one tick per request
 
 
 def colors(variants: Sequence[str]) -> dict[str, str]:
@@ -119,7 +120,10 @@ def request_figure(bins: pd.DataFrame, ecdf: pd.DataFrame) -> go.Figure:
                                                "<extra></extra>"), row=1, col=2)
     fig.update_layout(barmode="overlay", bargap=0)
     fig.update_xaxes(title_text="accept length (tokens/step, bonus-inclusive)")
-    fig.update_yaxes(title_text="requests", row=1, col=1)
+    tallest = int(bins["requests"].max()) if not bins.empty else 0
+    # counts are whole: with only a few requests, plotly's automatic ticks would read 0.2, 0.4, …
+    fig.update_yaxes(title_text="requests", tickformat=",d", dtick=1 if tallest <= FEW_BAR_TICKS else None,
+                     rangemode="tozero", row=1, col=1)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02], row=1, col=2)
     return _layout(fig, 380, legend_y=-0.3)
 

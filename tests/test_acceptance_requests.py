@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from bench.bench_acceptance import generate
+from dashboard.acceptance_charts import request_figure
 from dashboard.analysis import acceptance, stats
 from ingest.pipeline import ingest_paths
 
@@ -129,3 +130,11 @@ def test_variant_filter_narrows_every_reader(many_db: Path, demo_db: Path) -> No
     assert set(acceptance.request_curves(demo_db, ["k2-drafter"])["variant"]) == {"k2-drafter"}
     assert set(acceptance.request_sources(demo_db, ["nope"])["variant"]) == set()
     assert acceptance.worst_requests(many_db, ["nope"]).empty
+
+
+def test_request_histogram_counts_tick_in_whole_requests(one_db: Path, many_db: Path) -> None:
+    for db, one_per_tick in ((one_db, True), (many_db, False)):
+        figure = request_figure(acceptance.request_histogram(db), acceptance.request_ecdf(db))
+        counts_axis = figure.layout.yaxis
+        assert counts_axis.tickformat == ",d"
+        assert (counts_axis.dtick == 1) is one_per_tick  # a lone request is not drawn against ticks of 0.2
