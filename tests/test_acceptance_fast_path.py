@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bench.bench_acceptance import generate
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions
 from ingest.model import ParsedSource
@@ -65,10 +66,14 @@ LINES: list[str] = [
 ]
 
 
+def no_fast_lines(lines: list[str]) -> list[None]:  # spec_requests.fast_lines switched off
+    return [None] * len(lines)
+
+
 def parse_both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ParsedSource, ParsedSource]:
     fast = spec_requests.parse(path, OPTIONS)
     with monkeypatch.context() as patch:
-        patch.setattr(spec_requests, "fast_decode", lambda line: None)
+        patch.setattr(spec_requests, "fast_lines", no_fast_lines)
         general = spec_requests.parse(path, OPTIONS)
     return fast, general
 
@@ -88,6 +93,25 @@ def test_the_fast_path_takes_the_common_line_and_hands_the_rest_over() -> None:
     assert taken[16] and not taken[17]
 
 
+def fast_taken(lines: list[str]) -> list[bool]:
+    return [value is not None for value in spec_requests.fast_lines(lines)]
+
+
+@pytest.mark.parametrize("token", spec_requests.HANDED_OVER)
+def test_each_hand_over_token_is_checked(token: str) -> None:
+    assert spec_requests._hands_over(f'{{"a": "x{token}y"}}') and not spec_requests._hands_over('{"a": "xy"}')
+
+
+def test_lines_checked_together_are_taken_as_each_line_checked_alone() -> None:
+    alone = [line.startswith("{") and spec_requests.fast_decode(line) is not None for line in LINES]
+    assert fast_taken(LINES) == alone  # a chunk with escapes and placeholders: each line is checked
+    common = [json.dumps(response(i)) for i in range(5)]
+    assert fast_taken(common) == [True] * 5  # a clean chunk: checked once
+    second = json.dumps(response(5, choices=[{"index": 0, "metrics": {"speculative_decoding": spec()}}]))
+    assert spec_requests.fast_decode(second) is None  # a second spec object goes to the general path...
+    assert fast_taken([*common, second]) == [True] * 5 + [False]  # ...in a chunk of clean lines too
+
+
 @pytest.mark.parametrize("order", ["as written", "reversed", "interleaved"])
 def test_both_paths_give_the_same_rows_warnings_and_counts(order: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lines = {"as written": LINES, "reversed": LINES[::-1], "interleaved": LINES[::2] + LINES[1::2]}[order]
@@ -98,6 +122,15 @@ def test_both_paths_give_the_same_rows_warnings_and_counts(order: str, tmp_path:
     rows = fast.tables["acceptance_requests"].to_pylist()
     assert [r["record_index"] for r in rows] == list(range(len(rows)))
     assert len(fast.warnings) >= 1  # the disagreeing accepted count
+
+
+def test_a_file_of_common_responses_reads_the_same_both_ways(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "common.jsonl"
+    generate(path, 300)  # the benchmark's responses: string ids and datasets, counts in usage (read column-wise)
+    fast, general = parse_both(path, monkeypatch)
+    assert_same(fast, general)
+    rows = fast.tables["acceptance_requests"].to_pylist()
+    assert len(rows) == 300 and all(row["dataset"] and row["input_tokens"] and row["request_id"] for row in rows)
 
 
 @pytest.mark.parametrize("name", ["vllm-responses-per-request-spec-metrics.jsonl", "sglang-responses-meta-info-spec.jsonl"])
@@ -116,9 +149,9 @@ def test_the_first_bad_line_is_the_one_named_whichever_path_reads_it(
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join([LINES[0], LINES[9], LINES[1], bad, LINES[2], later_bad, "{not json"]) + "\n", encoding="utf-8")
     errors = []
-    for fast_decode in (spec_requests.fast_decode, lambda line: None):
+    for fast_lines in (spec_requests.fast_lines, no_fast_lines):
         with monkeypatch.context() as patch:
-            patch.setattr(spec_requests, "fast_decode", fast_decode)
+            patch.setattr(spec_requests, "fast_lines", fast_lines)
             with pytest.raises(MalformedInput) as error:
                 spec_requests.parse(path, OPTIONS)
         errors.append((error.value.line, str(error.value)))
