@@ -33,8 +33,8 @@ INGEST_WHAT = ("Ingest a vLLM server log with `SpecDecoding metrics` lines, a `v
 
 
 # --- controls -----------------------------------------------------------------------------------
-rates, requests, datasets, windows = position_rates(), request_sources(), dataset_rows(), metric_windows()
-everything = sorted(set(rates["variant"]) | set(requests["variant"]) | set(datasets["variant"]) | set(windows["variant"]))
+rates, requested, datasets, windows = position_rates(), request_sources(), dataset_rows(), metric_windows()
+everything = sorted(set(rates["variant"]) | set(requested["variant"]) | set(datasets["variant"]) | set(windows["variant"]))
 if not everything:
     ui.lacking(store, "per-position, per-request or per-dataset acceptance", INGEST_WHAT)
 left, right = st.columns([3, 1])
@@ -46,7 +46,7 @@ threshold = right.slider("Conditional-rate threshold", 0.05, 0.95, 0.5, 0.05, ke
 if not variants:
     st.info("Pick at least one variant above.")
     st.stop()
-rates, requests = rates[rates["variant"].isin(variants)], requests[requests["variant"].isin(variants)]
+rates, requested = rates[rates["variant"].isin(variants)], requested[requested["variant"].isin(variants)]
 curves = acceptance.joined_curves(acceptance.position_curves(acceptance.position_samples(rates)), request_curves(variants))
 distribution = request_distribution(variants)
 for note in acceptance.mixed_sources(curves, distribution):
@@ -136,7 +136,7 @@ if not windows.empty:
                "server started; gauges are the engine's own averaging and are never differenced.")
     ui.table(acceptance.windows_table(windows), lines=2)
 
-used = sorted(set(rates["source_id"]) | set(requests["source_id"]) | set(datasets["source_id"]) | set(windows["source_id"]))
+used = sorted(set(rates["source_id"]) | set(requested["source_id"]) | set(datasets["source_id"]) | set(windows["source_id"]))
 with st.expander("Where these numbers come from"):
     paths = source_paths(used)
     st.markdown("\n".join(f"- `{source}`: `{paths.get(source, EMPTY)}`" for source in used) or EMPTY)
