@@ -10,14 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench import gen_log
+from ingest.parsers import pyrepr
 from ingest.parsers.pyrepr import (
     ReprError,
     ast_call_repr,
     ast_dict_repr,
+    config_json_text,
     parse_call_repr,
     parse_dict_repr,
     parse_keyword_list,
     parse_repr,
+    read_config,
 )
 
 
@@ -167,12 +170,25 @@ values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.di
 keys = st.from_regex(r"[a-z_][a-z0-9_]{0,12}", fullmatch=True)
 
 
+def call_repr(config: dict[str, object]) -> str:
+    return "ServerArgs(" + ", ".join(f"{key}={value!r}" for key, value in config.items()) + ")"
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(keys, values, min_size=1, max_size=8))
 def test_any_dataclass_or_dict_repr_reads_the_same_on_both_paths(config: dict[str, object]) -> None:
-    call = "ServerArgs(" + ", ".join(f"{key}={value!r}" for key, value in config.items()) + ")"
+    call = call_repr(config)
     assert both_paths(call)[0] == both_paths(call)[1]
     assert both_paths(repr(config))[0] == both_paths(repr(config))[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(keys, values, min_size=1, max_size=8))
+def test_a_config_read_with_its_json_text_is_what_the_store_would_write(config: dict[str, object]) -> None:
+    for text in (call_repr(config), repr(config)):
+        values, json_text = read_config(text)
+        assert values == parse_repr(text)[1]
+        assert json_text == config_json_text(values)
 
 
 @pytest.mark.parametrize("text", [
@@ -186,3 +202,65 @@ def test_any_dataclass_or_dict_repr_reads_the_same_on_both_paths(config: dict[st
 def test_edge_cases_read_the_same_on_both_paths(text: str) -> None:
     fast, reference = both_paths(text)
     assert fast == reference
+
+
+# --- the JSON path: plain dumps are read by json.loads ------------------------------------------
+
+
+def ast_values(text: str) -> object:
+    return ast_dict_repr(text) if text.startswith("{") else ast_call_repr(text)[1]
+
+
+def plain_dump(text: str) -> pyrepr.JsonDump | None:
+    if text.startswith("{"):
+        return pyrepr._json_dump(text, 1, len(text) - 1, pyrepr.JSON_DICT)
+    head = text.index("(") + 1
+    return pyrepr._json_dump(text, head, len(text) - 1, pyrepr.JSON_CALL)
+
+
+def test_the_benchmark_dumps_take_the_json_path_and_keep_their_text() -> None:
+    rng = np.random.default_rng(7)
+    for era in gen_log.ERAS:
+        dump = gen_log.server_args(era, rng).split("server_args=", 1)[1].strip()
+        plain = plain_dump(dump)
+        assert plain is not None and plain.text is not None, era.name
+        assert plain.values == ast_values(dump) and plain.text == config_json_text(plain.values)
+
+
+@pytest.mark.parametrize("text", [
+    "ServerArgs(a='None', b='x, c=1', c='True=False', None_x=None, x_True=True, e=[None, 'False'], f={'g': False})",
+    "{'a': 'None, b=1', 'b': [True, 'x: y'], 'None': None, 'd': {'e': 'f=g'}}",
+    "ServerArgs(a='ü – 中文', b=-0.0, c=1e-05, d=-12, e=0, f=1.5e+20)",
+])
+def test_words_and_signs_inside_strings_survive_the_json_path(text: str) -> None:
+    plain = plain_dump(text)
+    assert plain is not None and plain.text is not None
+    assert plain.values == ast_values(text)
+    assert plain.text == config_json_text(plain.values)
+
+
+@pytest.mark.parametrize("text", [
+    "ServerArgs(a=1.50, b=1)",  # json.dumps writes 1.5
+    "ServerArgs(a=1E5, b=1e999)",  # 100000.0, and inf, which the store spells "inf"
+    "{'a': 1, 'a': 2}",  # a repeated key: the text holds both
+    "ServerArgs(a={'k': 1, 'k': 2})",
+])
+def test_a_dump_json_would_spell_otherwise_is_written_again(text: str) -> None:
+    plain = plain_dump(text)
+    assert plain is not None and plain.text is None
+    values, json_text = read_config(text)
+    assert values == ast_values(text) and json_text == config_json_text(values)
+
+
+@pytest.mark.parametrize("text", [
+    "ServerArgs(a=-0, b=1)",  # the integer -0: json.dumps writes 0
+    "ServerArgs(a=\"it's\", b=1)",  # a quote inside a string
+    "ServerArgs(a='tab\there', b=1)",  # a raw control character
+    "ServerArgs(None=1, b=2)",
+    "ServerArgs(a=[[1]], b=1)",  # nested: not flat
+    "ServerArgs(a=device(type='cuda'))",
+])
+def test_other_dumps_leave_the_json_path_and_read_as_before(text: str) -> None:
+    assert plain_dump(text) is None
+    values, json_text = read_config(text)
+    assert values == ast_values(text) and json_text == config_json_text(values)

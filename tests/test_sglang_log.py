@@ -591,3 +591,17 @@ def test_parse_reports_progress_through_the_options(tmp_path: Path) -> None:
 def test_config_json_text_is_the_same_on_the_fast_path(config: dict[str, Any]) -> None:
     slow = json.dumps(pyrepr._finite(config), ensure_ascii=False, default=str)
     assert pyrepr.config_json_text(config) == slow
+
+
+@pytest.mark.parametrize("line", [
+    "[2025-10-22 10:20:00] server_args=ServerArgs(model_path='m', tp_size=8)\n",
+    "sglang-1  | [2026-05-07 05:50:00.123 DP0 TP0 EP0] server_args={'tp_size': 4}",
+    "server_args=ServerArgs(tp_size=2)",
+    "Loading server_args= 10%|#  | 1/10 [00:01<00:09, 1.0it/s]\r[2025-10-22 10:20:00] server_args=ServerArgs(tp_size=8)",
+    "[2025-10-22 10:20:00] Not a dump: server_args=ServerArgs(tp_size=8)",
+])
+def test_the_config_prefix_is_read_from_the_line_head_as_from_the_whole_line(line: str) -> None:
+    head, whole = sglang_log._config_prefix(line), sglang_log.CONFIG_LINE.match(line)
+    assert (head is None) == (whole is None)
+    if head is not None and whole is not None:
+        assert head.end() == whole.end() and head.groupdict() == whole.groupdict()

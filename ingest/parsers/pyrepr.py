@@ -22,6 +22,7 @@ import json
 import math
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 NAMED_CONSTANTS: dict[str, Any] = {
@@ -80,7 +81,10 @@ def parse_keyword_list(text: str) -> dict[str, Any]:
 def parse_dict_repr(text: str) -> dict[str, Any]:
     """A plain dict repr ``{'key': value, ...}``; non-string keys are turned into text."""
     text = text.strip()
-    fast = _fast_items(text, 1, len(text) - 1, DICT_KEY) if text.startswith("{") and text.endswith("}") else None
+    fast = None
+    if text.startswith("{") and text.endswith("}"):
+        plain = _json_dump(text, 1, len(text) - 1, JSON_DICT)
+        fast = plain.values if plain else _fast_items(text, 1, len(text) - 1, DICT_KEY)
     return fast if fast else ast_dict_repr(text)
 
 
@@ -157,7 +161,8 @@ def _fast_call(text: str) -> tuple[str, dict[str, Any]] | None:
     head = _CALL_NAME.match(text)
     if head is None or not text.endswith(")"):
         return None
-    values = _fast_items(text, head.end(), len(text) - 1, CALL_KEY)
+    plain = _json_dump(text, head.end(), len(text) - 1, JSON_CALL)
+    values = plain.values if plain else _fast_items(text, head.end(), len(text) - 1, CALL_KEY)
     return (head.group()[:-1], values) if values else None
 
 
@@ -225,6 +230,99 @@ def _value_end(text: str, start: int, end: int) -> int | None:
         elif char == "," and not stack and text.startswith(", ", index):
             return index
     return None if stack or quote else end
+
+
+# --- the JSON path: a dump whose every value is plain ------------------------------------------
+# Most dumps hold only strings without quotes or escapes, numbers, None/True/False and flat lists or
+# dicts of those. Such a dump is checked whole by one regex, spelled as JSON outside its strings and
+# read by ``json.loads``: no Python runs per item, ~3x the item loop above. Anything else (a quote or
+# an escape in a string, a nested or non-literal value) takes that loop.
+
+_PLAIN_STRING = r"'[^'\"\\\n\x00]*'"  # no quote, escape or NUL inside: its text is already JSON's
+# A number as JSON spells it, but the integer -0 (json.dumps writes it 0: that one takes the item loop).
+_PLAIN_NUMBER = r"(?:-?[1-9]\d*|0|-0(?=[.eE]))(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_PLAIN = rf"{_PLAIN_STRING}|{_PLAIN_NUMBER}|None|True|False"
+_PLAIN_VALUE = (
+    rf"(?:{_PLAIN}|\[(?:(?:{_PLAIN})(?:, (?:{_PLAIN}))*)?\]"
+    rf"|\{{(?:{_PLAIN_STRING}: (?:{_PLAIN})(?:, {_PLAIN_STRING}: (?:{_PLAIN}))*)?\}})"
+)
+_PLAIN_CALL_ITEM = rf"(?!(?:None|True|False)=)[A-Za-z_]\w*={_PLAIN_VALUE}"
+_PLAIN_DICT_ITEM = rf"{_PLAIN_STRING}: {_PLAIN_VALUE}"
+
+
+@dataclass(frozen=True)
+class JsonShape:
+    body: re.Pattern[str]  # the whole text between the brackets, item by item
+    keyword: bool  # a call's ``key=``, spelled ``"key": `` in JSON
+
+
+JSON_CALL = JsonShape(re.compile(rf"{_PLAIN_CALL_ITEM}(?:, {_PLAIN_CALL_ITEM})*"), keyword=True)
+JSON_DICT = JsonShape(re.compile(rf"{_PLAIN_DICT_ITEM}(?:, {_PLAIN_DICT_ITEM})*"), keyword=False)
+# Substitutions by literal text, each pattern led by a literal: both keep the scan in C (before Python
+# 3.12, a template with a group runs Python per match; a pattern led by a lookbehind tries every position).
+_NEXT_KEY = re.compile(r", (?=[A-Za-z_]\w*=)")
+JSON_CONSTANTS = tuple((re.compile(rf"{name}(?<!\w{name})(?!\w)"), json_name) for name, json_name in
+                       (("None", "null"), ("True", "true"), ("False", "false")))
+_SEGMENTS = "\x00"  # joins the text between strings, so that each substitution runs once a dump
+
+
+@dataclass(frozen=True)
+class JsonDump:
+    values: dict[str, Any]
+    text: str | None  # the JSON text it was read from, when ``config_json_text(values)`` spells it the same
+
+
+def _json_dump(text: str, start: int, end: int, shape: JsonShape) -> JsonDump | None:
+    """The items between ``start`` and ``end`` read as JSON; None when they are not all plain."""
+    if shape.body.fullmatch(text, start, end) is None:
+        return None
+    parts = text[start:end].split("'")  # validated: every quote opens or closes a string
+    between = _SEGMENTS.join(parts[0::2])
+    if shape.keyword:  # validated: each "=" ends a key, and each key starts the text or follows ", "
+        between = '"' + _NEXT_KEY.sub(', "', between).replace("=", '": ')
+    for constant, json_name in JSON_CONSTANTS:
+        between = constant.sub(json_name, between)
+    parts[0::2] = between.split(_SEGMENTS)
+    json_text = "{" + '"'.join(parts) + "}"
+    spelling = _Spelling()
+    try:
+        values = json.loads(json_text, parse_float=spelling.float, object_pairs_hook=spelling.object)
+    except ValueError:  # a control character in a string, which JSON spells escaped: the item loop reads it
+        return None
+    return JsonDump(values, json_text if spelling.as_json_dumps else None)
+
+
+class _Spelling:
+    """Whether ``json.dumps`` would write a dump's JSON text back as it is: a float spelled otherwise
+    (``1.50``, ``1E5``, ``1e999``) or a repeated key says no. Python prints neither."""
+
+    def __init__(self) -> None:
+        self.as_json_dumps = True
+
+    def float(self, token: str) -> float:
+        value = float(token)
+        self.as_json_dumps = self.as_json_dumps and repr(value) == token
+        return value
+
+    def object(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        values = dict(pairs)
+        self.as_json_dumps = self.as_json_dumps and len(values) == len(pairs)
+        return values
+
+
+def read_config(text: str) -> tuple[dict[str, Any], str]:
+    """``parse_repr``'s values and the JSON text the store keeps of them (``config_json_text``); a plain
+    dump's text is the JSON it was read from, so it is neither parsed twice nor written again."""
+    text = text.strip()
+    plain = None
+    if text.startswith("{") and text.endswith("}"):
+        plain = _json_dump(text, 1, len(text) - 1, JSON_DICT)
+    elif (head := _CALL_NAME.match(text)) is not None and text.endswith(")"):
+        plain = _json_dump(text, head.end(), len(text) - 1, JSON_CALL)
+    if plain is not None and plain.text is not None:
+        return plain.values, plain.text
+    values = plain.values if plain is not None else parse_repr(text)[1]
+    return values, config_json_text(values)
 
 
 # --- the tolerant path: for text that ast cannot parse -------------------------------

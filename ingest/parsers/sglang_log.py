@@ -53,7 +53,7 @@ from ingest import accept
 from ingest.errors import MalformedInput, UnrecognizedFormat
 from ingest.formats import Format, ParseOptions
 from ingest.model import ParsedSource
-from ingest.parsers import log_lines, pyrepr
+from ingest.parsers import log_lines
 from ingest.parsers.log_lines import (
     SGLANG_LOG_PREFIX,
     SGLANG_PREFIX,
@@ -62,7 +62,7 @@ from ingest.parsers.log_lines import (
     prefix_fields,
     rank_tags,
 )
-from ingest.parsers.pyrepr import ReprError, parse_repr
+from ingest.parsers.pyrepr import ReprError, read_config
 from ingest.parsers.sglang_grammar import CONFIG_SEARCH, STATS_LINE
 from ingest.parsers.sglang_stats import (
     StatsRows,
@@ -77,7 +77,7 @@ KIND = "sglang_log"
 ENGINE = "sglang"
 MALFORMED_STATS = "malformed stats line"
 
-CONFIG_LINE = re.compile(rf"^{SGLANG_PREFIX}server_args=(?P<repr>.*)$")
+CONFIG_LINE = re.compile(rf"^{SGLANG_PREFIX}{CONFIG_SEARCH}")  # the dump is the rest of the line: not matched, ~6-18 KB
 # The profiler's start message names the profile id its trace files are named after
 # (scheduler_profiler_mixin: "Profiling starts[ for DECODE]. Traces will be saved to: DIR (with profile
 # id: ID)"; PR 11110's branch: "PROFILER STARTING for decode: Traces will be saved to DIR (profile_id: ID, …)").
@@ -156,6 +156,7 @@ class ConfigLine:
     time: str
     config: dict[str, Any] | None
     error: str = ""
+    args: str = ""  # the config as the JSON text server_configs.args keeps
 
 
 @dataclass
@@ -250,18 +251,26 @@ def _read_configs(block: Block, rest: np.ndarray, rest_lines: pa.StringArray) ->
     rows: list[int] = []
     for hit in hits.tolist():
         line_no = block.first_line_no + int(rest[hit])
-        match = CONFIG_LINE.match(block.line_text(int(rest[hit])))
+        text = block.line_text(int(rest[hit]))
+        match = _config_prefix(text)
         if match is None:
             continue  # "server_args=" inside some other message: noise
         date, time, _ = prefix_fields(match.groupdict())
         rows.append(hit)
         try:
-            _, config = parse_repr(match["repr"])
+            config, args = read_config(text[match.end():])
         except ReprError as error:
             configs.append(ConfigLine(line_no, date, time, None, f"server_args could not be read ({error}); its segment has no config"))
             continue
-        configs.append(ConfigLine(line_no, date, time, config))
+        configs.append(ConfigLine(line_no, date, time, config, args=args))
     return configs, rows
+
+
+def _config_prefix(line: str) -> re.Match[str] | None:
+    """``CONFIG_LINE`` matched on the line's head, up to its first "server_args=": the prefix's progress-bar
+    alternative looks for a carriage return to the end of the line, and a dump is ~6-18 KB."""
+    head = line[: line.find(CONFIG_SEARCH) + len(CONFIG_SEARCH)]
+    return CONFIG_LINE.match(head) or CONFIG_LINE.match(line)
 
 
 def _read_profiles(block: Block, rest: np.ndarray, rest_lines: pa.StringArray) -> tuple[list[ProfileLine], list[int]]:
@@ -425,7 +434,7 @@ class _FileState:
             "line_no": config.line_no,
             "ts": _timestamp(date, config.time),
             "variant": variant_label(config.config or {}),
-            "args": pyrepr.config_json_text(config.config),
+            "args": config.args,
         }
         for column, arrow_type in CONFIG_COLUMNS.items():
             row[column] = _config_value((config.config or {}).get(column), arrow_type)
