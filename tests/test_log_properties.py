@@ -2,9 +2,9 @@
 
 1. Decode/Prefill lines with any prefix shape, stem form, field subset and order,
    trailing separator and unknown keys parse back to the values written.
-2. The block reader (vectorized) and the per-line reference ``parse_pairs`` agree
-   on arbitrary payloads, malformed ones included: both reject, or both give the
-   same values.
+2. The general reader (``sglang_stats.read_lines``, with its Arrow-built columns) and
+   ``parse_pairs``' typed values agree on arbitrary payloads, malformed ones included:
+   both reject, or both give the same values.
 """
 from __future__ import annotations
 
@@ -174,7 +174,7 @@ PAYLOAD_TEXT = st.lists(PART, max_size=6).flatmap(
 
 @SETTINGS
 @given(payloads=st.lists(PAYLOAD_TEXT, min_size=1, max_size=20))
-def test_block_reader_agrees_with_the_per_line_reference(payloads: list[str], tmp_path: Path) -> None:
+def test_the_general_reader_agrees_with_parse_pairs(payloads: list[str], tmp_path: Path) -> None:
     source = tmp_path / "fuzz.log"
     source.write_text("".join(f"[2025-01-01 00:00:00] Decode batch, {payload}\n" for payload in payloads))
     result = sglang_log.parse(source, ParseOptions()) if _any_readable(payloads) else None

@@ -4,6 +4,7 @@ fixture, every SGLang log of the corpus and a generated log with all the shapes 
 uses, with blocks cut small so that most lines go through a template."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,7 +13,7 @@ from conftest import corpus_files
 
 from ingest.errors import IngestError
 from ingest.formats import ParseOptions
-from ingest.parsers import log_lines, sglang_log, sglang_templates
+from ingest.parsers import log_lines, sglang_log, sglang_stats, sglang_templates
 from ingest.parsers.sglang_templates import TemplateBook, learn
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
@@ -122,8 +123,8 @@ def test_a_log_of_python_logging_formats_reads_the_same_through_templates(
 @pytest.mark.parametrize(
     "line",
     [
-        # percent values, text values and repeated keys stay with the general reader
-        "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, cache hit rate: 2.76%, gen throughput (token/s): 5.1",
+        # text values and repeated keys stay with the general reader
+        "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, token usage: 2.76%",  # a column's value is no percent
         "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, mode: fast, gen throughput (token/s): 5.1",
         "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, #running-req: 2",
         "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, npu graph: True",
@@ -190,8 +191,20 @@ def test_a_new_shape_is_learned_from_a_few_lines_before_its_block_is_read() -> N
     assert rows[0].columns["running_req"].to_pylist() == list(range(200))
 
 
+def test_a_percent_value_is_read_by_position_as_the_grammar_reads_it() -> None:
+    # SGLang 0.4's prefill line (corpus: logs/sglang-issue-2777-eagle2-prefill-old.log)
+    line = "[2025-01-07 20:16:02 TP0] Prefill batch. #new-seq: 1, #new-token: {}, cache hit rate: {}.50%, token usage: 0.00\n"
+    block = _block_of([line.format(index, index % 7) for index in range(200)])
+    book = TemplateBook()
+    templated = sglang_templates.read_templated(block, book)
+    assert len(book.templates) == 1 and templated.taken.sum() == 200
+    general, _ = sglang_stats.read_lines(block)
+    assert templated.rows[0].columns["extra"].to_pylist() == general["prefill_stats"].columns["extra"].to_pylist()
+    assert json.loads(templated.rows[0].columns["extra"][3].as_py()) == {"cache hit rate (%)": 3.5}
+
+
 def test_shapes_that_cannot_be_learned_stop_the_tries_to_learn_first() -> None:
-    line = "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: {}, cache hit rate: 2.76%\n"  # a percent value
+    line = "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: {}, mode: fast\n"  # a text value
     block = _block_of([line.format(index) for index in range(100)])
     book = TemplateBook()
     for _ in range(sglang_templates.LEARN_FIRST_FRUITLESS + 2):

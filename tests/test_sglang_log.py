@@ -2,8 +2,8 @@
 
 Every line shape of DOMAIN.md §4 has a fixture of its own under
 tests/fixtures/logs/ with a golden ``*.expected.json``; the real excerpts of the
-shared corpus are checked row by row; and the block reader must give the same
-answer however the file is cut into blocks, compressed or line-ended.
+shared corpus are checked row by row; and the parser must give the same answer
+however the file is cut into blocks, compressed or line-ended.
 """
 from __future__ import annotations
 
@@ -442,7 +442,7 @@ def test_sniff_ignores_other_logs() -> None:
     assert not sglang_log.sniff(b"2026-01-02 10:11:13,002 [INFO] sglang.srt.managers.scheduler: PROFILE: Decode batch 1/10 processed\n")
 
 
-# --- the block reader: same answer however the bytes arrive -----------------------------
+# --- blocks: same answer however the bytes arrive ----------------------------------------
 
 
 def synthetic_log(lines: int) -> str:
@@ -605,3 +605,11 @@ def test_the_config_prefix_is_read_from_the_line_head_as_from_the_whole_line(lin
     assert (head is None) == (whole is None)
     if head is not None and whole is not None:
         assert head.end() == whole.end() and head.groupdict() == whole.groupdict()
+
+
+def test_an_integer_beyond_a_float_s_digits_is_read_exactly(tmp_path: Path) -> None:
+    source = tmp_path / "big-counts.log"
+    source.write_text("[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, #token: 1234567890123456789, weird: 1\n"
+                      "[2026-01-01 10:00:01 TP0] Decode batch. #running-req: 2, #token: 12.0\n")
+    rows = sglang_log.parse(source, ParseOptions()).tables["decode_stats"].to_pylist()
+    assert [row["num_tokens"] for row in rows] == [1234567890123456789, 12]

@@ -147,11 +147,11 @@ OTHER_LOG_LINE_PATTERN = (
 OTHER_TEXT = "other text"
 
 
-def prefix_fields(match: dict[str, str | None]) -> tuple[str, str, str]:
-    """(date, time, rank tags) from whichever prefix alternative matched; '' when absent."""
-    date = next((match.get(name) for name in DATE_GROUPS if match.get(name)), "") or ""
-    time = next((match.get(name) for name in TIME_GROUPS if match.get(name)), "") or ""
-    tags = next((match.get(name) for name in TAG_GROUPS if match.get(name)), "") or ""
+def prefix_fields(match: re.Match[str]) -> tuple[str, str, str]:
+    """(date, time, rank tags) from whichever prefix alternative of ``match`` matched; '' when absent."""
+    date = next(filter(None, match.group(*DATE_GROUPS)), "")
+    time = next(filter(None, match.group(*TIME_GROUPS)), "")
+    tags = next(filter(None, match.group(*TAG_GROUPS)), "")
     return date, time, tags
 
 

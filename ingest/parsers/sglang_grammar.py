@@ -10,10 +10,12 @@ A stats line is ``<prefix><stem><sep> key: value, key: value, ...``:
   type) or goes to ``extra``; values are spelled as ``INT_VALUE``, ``FLOAT_VALUE``, ``BOOLS``, and
   ``12.5%`` for an unknown key.
 
-``parse_pairs`` is the executable definition: the per-line reference that words a malformed
-line's warning and that the property tests (tests/test_log_properties.py, tests/test_log_kernels.py)
-hold the fast readers to. The readers: ``sglang_stats`` (the block reader, numpy/Arrow) and
-``sglang_templates`` with ``log_kernels`` (line shapes learnt from it, read by compiled kernels).
+``STATS_LINE`` with ``split_pairs`` and ``cast_value`` is the executable definition, and the general
+reader applies it as it is, line by line (``sglang_stats.read_lines``); it words a malformed line's
+warning. The fast path, ``sglang_templates`` with ``log_kernels``, learns line shapes from lines the
+general reader read and is held to it on every fixture and corpus log and on generated lines
+(tests/test_log_templates.py, tests/test_log_kernels.py). ``parse_pairs`` gives a payload's typed
+values, the reference the property tests (tests/test_log_properties.py) read rows back against.
 A new key is one entry here (plus its column); a new prefix is ``log_lines.LOG_PREFIXES``.
 """
 from __future__ import annotations
@@ -74,9 +76,6 @@ STATS_LINE = re.compile(
     rf"^{SGLANG_PREFIX}(?:\[gpu=(?P<gpu>\d+)\] )?(?P<stem>Decode batch|Prefill batch)"
     r"(?:[.,]| \[(?P<label>[^\]]*)\][.,])(?P<payload>.*)$"
 )
-PREFIX_ONLY = rf"^{SGLANG_PREFIX}(?:\[gpu=(?P<gpu>\d+)\] )?$"
-RANK_TAGS_ONLY = re.compile(r"^(?: [A-Z][A-Z_]*\d+)*$")
-BRACKET_DATETIME = "[dddd-dd-dd dd:dd:dd"  # 'd' = any digit: the common prefix, read without regex
 
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 FLOAT_VALUE = re.compile(rf"^(?:{NUMBER}|[-+]?(?i:nan|inf|infinity))$")
@@ -96,19 +95,27 @@ class MalformedValue(ValueError):
 # --- per-line reference ---------------------------------------------------------------
 
 
-def parse_pairs(payload: str, fields: dict[str, tuple[str, str]]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``key: value, key: value, `` → (typed known columns, extra). The rules the block reader applies."""
-    columns: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
+def split_pairs(payload: str) -> list[tuple[str, str]]:
+    """``key: value, key: value, `` → [(key, value), ...] as written, in line order."""
     parts = [part.strip() for part in payload.strip().rstrip(", ").split(", ")]
     parts = [part for part in parts if part]
     if not parts:
         raise MalformedValue("no 'key: value' pairs after the stem")
+    pairs = []
     for part in parts:
         key, sep, value = part.partition(": ")
         key, value = key.strip(), value.strip()
         if not sep or not key or not value:
             raise MalformedValue(f"{part!r} is not 'key: value'")
+        pairs.append((key, value))
+    return pairs
+
+
+def parse_pairs(payload: str, fields: dict[str, tuple[str, str]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``key: value, key: value, `` → (typed known columns, extra)."""
+    columns: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in split_pairs(payload):
         if key in fields:
             column, kind = fields[key]
             columns[column] = cast_value(key, value, kind)
@@ -128,9 +135,10 @@ def cast_value(key: str, value: str, kind: str) -> Any:
     if kind == INT:
         if not INT_VALUE.match(value):
             raise MalformedValue(f"{key!r}: {value!r} is not an integer")
-        if not abs(float(value)) < INT64_LIMIT:
+        number = int(value) if value.lstrip("+-").isdigit() else int(float(value))  # "12.0": a float's digits
+        if not abs(number) < INT64_LIMIT:
             raise MalformedValue(f"{key!r}: {value!r} is beyond the 64-bit integer range")
-        return int(float(value))
+        return number
     if not FLOAT_VALUE.match(value):
         raise MalformedValue(f"{key!r}: {value!r} is not a number")
     return float(value)

@@ -15,7 +15,7 @@ What it reads:
 * ``Decode batch.`` / ``Decode batch,`` / ``Decode batch [N],`` and the same for
   ``Prefill batch`` → ``decode_stats`` / ``prefill_stats`` rows; key:value pairs
   are read order-independently, unknown keys kept in ``extra``
-  (``sglang_stats`` does the reading, a block at a time).
+  (line templates read most of them, ``sglang_templates``; the general reader the rest, ``sglang_stats``).
 
 What it deliberately ignores, counted in ``skipped`` by kind: every other line
 (start-up chatter, HTTP access lines, tqdm bars, tracebacks, other profiler messages)
@@ -29,7 +29,7 @@ still SGLang's log: it is told by SGLang's start-up messages right after an SGLa
 Speed and memory: the file is read in blocks of a few MB cut at newlines; two blocks
 are scanned at once on worker threads (``log_lines.iter_mapped_blocks``). Lines whose
 shape the file has already shown are read by position (``sglang_templates``), the rest
-by the general reader. Blocks are finished in file order (segments, dates, accept
+by the general reader, one line at a time by the grammar (``sglang_stats.read_lines``). Blocks are finished in file order (segments, dates, accept
 columns) and handed over as batches (``stream``), so memory does not grow with the file.
 """
 from __future__ import annotations
@@ -67,7 +67,7 @@ from ingest.parsers.sglang_grammar import CONFIG_SEARCH, STATS_LINE
 from ingest.parsers.sglang_stats import (
     StatsRows,
     merge_rows,
-    read_stats,
+    read_lines,
 )
 from ingest.parsers.sglang_templates import TemplateBook, read_templated
 from ingest.tables import SCHEMAS, table_from_rows
@@ -196,7 +196,7 @@ def scan_block(data: np.ndarray, first_line_no: int, book: TemplateBook | None =
         general: dict[str, StatsRows] = {}
         taken = np.zeros(block.size, dtype=bool)
     else:
-        general, taken = read_stats(block, None if templated is None else templated.settled)
+        general, taken = read_lines(block, None if templated is None else templated.settled)
     if book is not None:
         for rows in general.values():
             book.learn_from(block, rows.line_index)
@@ -255,7 +255,7 @@ def _read_configs(block: Block, rest: np.ndarray, rest_lines: pa.StringArray) ->
         match = _config_prefix(text)
         if match is None:
             continue  # "server_args=" inside some other message: noise
-        date, time, _ = prefix_fields(match.groupdict())
+        date, time, _ = prefix_fields(match)
         rows.append(hit)
         try:
             config, args = read_config(text[match.end():])
@@ -281,7 +281,7 @@ def _read_profiles(block: Block, rest: np.ndarray, rest_lines: pa.StringArray) -
         match = PROFILE_LINE.match(block.line_text(int(rest[hit])))
         if match is None:
             continue
-        date, time, tags = prefix_fields(match.groupdict())
+        date, time, tags = prefix_fields(match)
         stage = match["stage"].upper() if match["stage"] else None
         profiles.append(ProfileLine(block.first_line_no + int(rest[hit]), date, time, tags, match["profile_id"], stage, match["output_dir"]))
         rows.append(hit)

@@ -2,10 +2,11 @@
 
 Why: a server prints every ``Decode batch`` line from the same format string, so a log
 holds only a handful of line shapes (one per SGLang build, logging setup and DP rank
-layout). The general reader (``sglang_stats``) accepts any key order, spacing and value
-spelling, and pays for it with many passes per block. Once it has read a line, this
-module turns that line into a *template*: its prefix shape and wrapper, stem, separator
-and ordered keys, as one anchored pattern and as the same shape in steps (``template_steps``).
+layout). The general reader (``sglang_stats``) applies the grammar line by line, so it accepts
+any key order, spacing and value spelling, and pays for it with Python per line (~6 MB/s).
+Once it has read a line, this module turns that line into a *template*: its prefix shape and
+wrapper, stem, separator and ordered keys, as one anchored pattern and as the same shape in
+steps (``template_steps``).
 A block's lines go through one compiled pass (``log_kernels.scan_lines``) that matches
 each against the templates' steps and reads the values of those that match in full; the
 columns are built from the bounds it kept (rank tags numbered and ``extra`` written by
@@ -14,8 +15,8 @@ compiled passes too).
 Only shapes whose reading is unambiguous become templates: a ``[date time(.ms) TAGS] ``,
 custom-logging or Python-logging prefix (``log_lines.PYTHON_LOGGING``: its fields after the
 time are one fixed text per format string, kept literally but for a process id), each value
-a plain number (or ``True``/``False`` for the graph flag), no repeated key, no percent or
-text value. Everything else, and any line that
+a plain number (``True``/``False`` for the graph flag; ``12.5%`` for an unknown key), no repeated
+key, no text value. Everything else, and any line that
 does not match a template exactly, is read by the general reader, so both paths give
 the same rows (tests/test_log_templates.py checks this on every fixture and corpus log).
 """
@@ -51,7 +52,7 @@ from ingest.parsers.sglang_stats import (
     StatsRows,
     json_objects,
     rank_columns,
-    read_stats,
+    read_lines,
 )
 from ingest.tables import SCHEMAS
 
@@ -71,6 +72,9 @@ VALUE_PATTERNS = {
     BOOL: r"(?:True|False)",
     "extra": r"-?(?:0|[1-9]\d{0,14})(?:\.\d{1,15})?",  # printed as is: already a JSON number
 }
+# An unknown key's ``12.5%`` (SGLang 0.4's "cache hit rate: 0.00%"): "key (%)": 12.5 in extra, as the grammar reads it.
+PERCENT = "percent"
+VALUE_PATTERNS[PERCENT] = VALUE_PATTERNS["extra"] + "%"
 LABEL_PATTERN = r"(?:0|[1-9]\d{0,17})"
 TAGS = {"bracket": r"(?: [A-Z][A-Z_]*\d{1,9})*", "custom": r"(?:[A-Z][A-Z_]*\d{1,9} )*"}
 
@@ -101,12 +105,17 @@ class Template:
     stem: Stem
     labelled: bool
     keys: tuple[str, ...]
+    kinds: tuple[str, ...]  # each key's value: a column's type, "extra" or PERCENT
     steps: np.ndarray  # int64 rows of (code, a, b): see template_steps
     literals: bytes
 
     @property
     def table(self) -> str:
         return self.stem.table
+
+    def extra_name(self, slot: int) -> str:
+        """The name the key in ``slot`` has in ``extra``."""
+        return f"{self.keys[slot]} (%)" if self.kinds[slot] == PERCENT else self.keys[slot]
 
     @property
     def has_tags(self) -> bool:
@@ -134,6 +143,8 @@ def learn(line: str) -> Template | None:
     kinds = []
     for key, _, value in pairs:
         kind = _value_kind(key, stem)
+        if kind == "extra" and re.fullmatch(VALUE_PATTERNS[PERCENT], value):
+            kind = PERCENT
         if kind is None or not re.fullmatch(VALUE_PATTERNS[kind], value) or key != key.strip() or ", " in key:
             return None
         kinds.append(kind)
@@ -202,13 +213,18 @@ def _template(found: re.Match[str], stem: Stem, keys: tuple[str, ...], kinds: li
         shape.literal(stem.text + found["sep"])
     for slot, (key, kind) in enumerate(zip(keys, kinds, strict=True)):
         shape.literal((", " if slot else "") + key + ": ")
-        shape.part(VALUE_PATTERNS[kind], VALUE_STEPS[kind], slot)
+        if kind == PERCENT:  # the number is the value; the sign is part of the shape
+            shape.part(VALUE_PATTERNS["extra"], step.EXTRA_VALUE, slot)
+            shape.literal("%")
+        else:
+            shape.part(VALUE_PATTERNS[kind], VALUE_STEPS[kind], slot)
     shape.part(r"[, \t]*\r?\n?$", step.LINE_END)
     return Template(
         pattern="^" + "".join(shape.patterns),
         stem=stem,
         labelled=labelled,
         keys=keys,
+        kinds=tuple(kinds),
         steps=np.array(shape.steps, dtype=np.int64).reshape(-1, 3),
         literals=bytes(shape.literals),
     )
@@ -314,7 +330,7 @@ def read_templated(block: Block, book: TemplateBook) -> Templated:
         return templated
     sample = np.ones(block.size, dtype=bool)
     sample[unsettled[:LEARN_FIRST_SAMPLE]] = False
-    read, _ = read_stats(block, skip=sample)
+    read, _ = read_lines(block, skip=sample)
     learned = sum(book.learn_from(block, stats.line_index) for stats in read.values())
     if not learned and book.size() == known:
         book.fruitless_tries += 1
@@ -412,7 +428,7 @@ def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarra
     if extra_slots or template.labelled:
         extra = _extra_objects(
             block,
-            {template.keys[slot]: (column(scan.bounds[2 * slot]), column(scan.bounds[2 * slot + 1])) for slot in extra_slots},
+            {template.extra_name(slot): (column(scan.bounds[2 * slot]), column(scan.bounds[2 * slot + 1])) for slot in extra_slots},
             (marks["label_start"], marks["label_end"]) if template.labelled else None,
             prefix_members,
         )
