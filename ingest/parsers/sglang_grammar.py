@@ -97,17 +97,17 @@ class MalformedValue(ValueError):
 
 def split_pairs(payload: str) -> list[tuple[str, str]]:
     """``key: value, key: value, `` → [(key, value), ...] as written, in line order."""
-    parts = [part.strip() for part in payload.strip().rstrip(", ").split(", ")]
-    parts = [part for part in parts if part]
-    if not parts:
-        raise MalformedValue("no 'key: value' pairs after the stem")
     pairs = []
-    for part in parts:
-        key, sep, value = part.partition(": ")
+    for part in payload.strip().rstrip(", ").split(", "):
+        key, sep, value = part.partition(": ")  # as in the stripped part: whitespace holds no ": "
         key, value = key.strip(), value.strip()
         if not sep or not key or not value:
-            raise MalformedValue(f"{part!r} is not 'key: value'")
+            if not part.strip():
+                continue  # ", , ": an empty part
+            raise MalformedValue(f"{part.strip()!r} is not 'key: value'")
         pairs.append((key, value))
+    if not pairs:
+        raise MalformedValue("no 'key: value' pairs after the stem")
     return pairs
 
 

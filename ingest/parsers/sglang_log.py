@@ -15,7 +15,8 @@ What it reads:
 * ``Decode batch.`` / ``Decode batch,`` / ``Decode batch [N],`` and the same for
   ``Prefill batch`` → ``decode_stats`` / ``prefill_stats`` rows; key:value pairs
   are read order-independently, unknown keys kept in ``extra``
-  (line templates read most of them, ``sglang_templates``; the general reader the rest, ``sglang_stats``).
+  (line templates read most of them, ``sglang_templates``; the general reader the rest,
+  ``sglang_stats``).
 
 What it deliberately ignores, counted in ``skipped`` by kind: every other line
 (start-up chatter, HTTP access lines, tqdm bars, tracebacks, other profiler messages)
@@ -29,8 +30,9 @@ still SGLang's log: it is told by SGLang's start-up messages right after an SGLa
 Speed and memory: the file is read in blocks of a few MB cut at newlines; two blocks
 are scanned at once on worker threads (``log_lines.iter_mapped_blocks``). Lines whose
 shape the file has already shown are read by position (``sglang_templates``), the rest
-by the general reader, one line at a time by the grammar (``sglang_stats.read_lines``). Blocks are finished in file order (segments, dates, accept
-columns) and handed over as batches (``stream``), so memory does not grow with the file.
+by the general reader, which applies the grammar a line at a time (``sglang_stats``).
+Blocks are finished in file order (segments, dates, accept columns) and handed over as
+batches (``stream``), so memory does not grow with the file.
 """
 from __future__ import annotations
 
