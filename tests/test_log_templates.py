@@ -127,7 +127,6 @@ def test_a_log_of_python_logging_formats_reads_the_same_through_templates(
         "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, token usage: 2.76%",  # a column's value is no percent
         "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, mode: fast, gen throughput (token/s): 5.1",
         "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, #running-req: 2",
-        "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: 1, npu graph: True",
         "[2026-01-01 10:00:00 TP0] Decode batch. #running-req: nan",
         "[10:00:00 TP0] Decode batch. #running-req: 1",  # no date: its date comes from other lines
         "[2024-07-01 10:00:00] [gpu=0] Decode batch. #running-req: 1",
@@ -201,6 +200,21 @@ def test_a_percent_value_is_read_by_position_as_the_grammar_reads_it() -> None:
     general, _ = sglang_stats.read_lines(block)
     assert templated.rows[0].columns["extra"].to_pylist() == general["prefill_stats"].columns["extra"].to_pylist()
     assert json.loads(templated.rows[0].columns["extra"][3].as_py()) == {"cache hit rate (%)": 3.5}
+
+
+@pytest.mark.parametrize("graph", ["npu graph", "cpu graph", "musa graph"])
+def test_a_graph_flag_other_than_cuda_s_is_read_by_position_as_the_grammar_reads_it(graph: str) -> None:
+    # SGLang on Ascend NPUs (fixture logs/sglang-dp-attention-2026.log): the flag goes to cuda_graph, its name to extra
+    line = "[2026-05-07 06:00:{:02d} DP0 TP0 EP0] Decode batch [{}], mamba num: 30, GRAPH: {}, gen throughput (token/s): 400.00, x: 1\n"
+    block = _block_of([line.replace("GRAPH", graph).format(index % 60, index, index % 2 == 0) for index in range(200)])
+    book = TemplateBook()
+    templated = sglang_templates.read_templated(block, book)
+    assert len(book.templates) == 1 and templated.taken.sum() == 200
+    general, _ = sglang_stats.read_lines(block)
+    for name in ("cuda_graph", "extra"):
+        assert templated.rows[0].columns[name].to_pylist() == general["decode_stats"].columns[name].to_pylist(), name
+    assert json.loads(templated.rows[0].columns["extra"][0].as_py()) == {
+        "mamba num": 30, "graph": graph, "x": 1, "ep_rank": 0, "forward_ct": 0}
 
 
 def test_shapes_that_cannot_be_learned_stop_the_tries_to_learn_first() -> None:

@@ -137,10 +137,10 @@ class _LineRows:
         if not names:
             return Members()
         fields = self.stem.fields
-        extra = np.array([name not in fields or name in GRAPH_NAME_IN_EXTRA for name in names], dtype=bool)
+        in_extra = np.array([name not in fields or name in GRAPH_NAME_IN_EXTRA for name in names], dtype=bool)
         values = pa.array([value for pairs in self.pairs for _, value in pairs], type=pa.string())
         parent = np.repeat(np.arange(count, dtype=np.int64), [len(pairs) for pairs in self.pairs])
-        return _extra_members(names, key_codes, values, parent, extra[key_codes], count)
+        return _extra_members(names, key_codes, values, parent, in_extra[key_codes], count)
 
 
 def _distinct_codes(texts: list[str]) -> tuple[np.ndarray, list[str]]:

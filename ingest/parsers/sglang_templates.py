@@ -15,8 +15,8 @@ compiled passes too).
 Only shapes whose reading is unambiguous become templates: a ``[date time(.ms) TAGS] ``,
 custom-logging or Python-logging prefix (``log_lines.PYTHON_LOGGING``: its fields after the
 time are one fixed text per format string, kept literally but for a process id), each value
-a plain number (``True``/``False`` for the graph flag; ``12.5%`` for an unknown key), no repeated
-key, no text value. Everything else, and any line that
+a plain number (``True``/``False`` for a graph flag, whose name other than ``cuda graph`` also goes
+to ``extra``; ``12.5%`` for an unknown key), no repeated key, no text value. Everything else, and any line that
 does not match a template exactly, is read by the general reader, so both paths give
 the same rows (tests/test_log_templates.py checks this on every fixture and corpus log).
 """
@@ -156,8 +156,6 @@ def learn(line: str) -> Template | None:
 
 
 def _value_kind(key: str, stem: Stem) -> str | None:
-    if key in GRAPH_NAME_IN_EXTRA:
-        return None  # the flag is also named in extra: the general reader writes that
     if key in stem.fields:
         return stem.fields[key][1]
     return "extra"
@@ -415,22 +413,22 @@ def _read_matched(block: Block, template: Template, scan: _Scan, rows: np.ndarra
     dp_rank, tp_rank, prefix_members = rank_columns(*_distinct_tags(block, marks["tags_start"], marks["tags_end"]))
     schema = SCHEMAS[template.table]
     columns: dict[str, pa.Array] = {}
-    extra_slots: list[int] = []
+    members: list[tuple[str, np.ndarray, np.ndarray]] = []  # extra's members in line order: text before the value, value bounds
     for slot, key in enumerate(template.keys):
         if key in template.stem.fields:
             name, kind = template.stem.fields[key]
             columns[name] = _values(column(scan.floats[slot] if kind == FLOAT else scan.ints[slot]), kind)
+            if key in GRAPH_NAME_IN_EXTRA:  # the flag is named in extra too: a member of fixed text, no value
+                nothing = np.zeros(len(line_index), dtype=np.int64)
+                members.append((f'"graph": {json.dumps(key)}', nothing, nothing))
         else:
-            extra_slots.append(slot)
+            members.append((json.dumps(template.extra_name(slot)) + ": ", column(scan.bounds[2 * slot]), column(scan.bounds[2 * slot + 1])))
     for name, _ in template.stem.fields.values():
         if name not in columns:
             columns[name] = pa.nulls(len(rows), schema.field(name).type)
-    if extra_slots or template.labelled:
+    if members or template.labelled:
         extra = _extra_objects(
-            block,
-            {template.extra_name(slot): (column(scan.bounds[2 * slot]), column(scan.bounds[2 * slot + 1])) for slot in extra_slots},
-            (marks["label_start"], marks["label_end"]) if template.labelled else None,
-            prefix_members,
+            block, members, (marks["label_start"], marks["label_end"]) if template.labelled else None, prefix_members
         )
     else:
         extra = json_objects([prefix_members], len(rows))
@@ -470,18 +468,19 @@ LABEL_KEY = np.frombuffer(b'"forward_ct": ', dtype=np.uint8)
 
 
 def _extra_objects(
-    block: Block, values: dict[str, tuple[np.ndarray, np.ndarray]], labels: tuple[np.ndarray, np.ndarray] | None, prefix: Members
+    block: Block, values: list[tuple[str, np.ndarray, np.ndarray]], labels: tuple[np.ndarray, np.ndarray] | None, prefix: Members
 ) -> pa.StringArray:
-    """Each row's ``extra`` JSON text, for a template with keys no column holds or with a label (so
-    every row has a member): those keys with their values as logged (where each value starts and
-    ends in the block; the pattern admitted only JSON numbers), the rank tags other than DP/TP
-    (``prefix``), then the label as ``forward_ct`` (a plain integer). Built by one compiled pass:
-    joining Arrow string arrays for it took ~0.3 s of a 1 GB log's load."""
+    """Each row's ``extra`` JSON text, for a template with keys no column holds, a graph flag other
+    than CUDA's or a label (so every row has a member): those members in line order, each its text
+    before the value (``"key": ``) and the value as logged (where it starts and ends in the block; the
+    pattern admitted only JSON numbers), the rank tags other than DP/TP (``prefix``), then the label
+    as ``forward_ct`` (a plain integer). Built by one compiled pass: joining Arrow string arrays for
+    it took ~0.3 s of a 1 GB log's load."""
     assert prefix.texts is not None and prefix.codes is not None, "the template reader keeps prefixes as codes"
     count = len(prefix.codes)
-    keys = [(json.dumps(key) + ": ").encode() for key in values]
+    keys = [lead.encode() for lead, _, _ in values]
     members = [text.encode() for text in prefix.texts]
-    bounds = np.stack([end for pair in values.values() for end in pair]) if values else np.empty((0, count), dtype=np.int64)
+    bounds = np.stack([end for _, *pair in values for end in pair]) if values else np.empty((0, count), dtype=np.int64)
     label_bounds = np.stack(labels) if labels else np.empty((2, 0), dtype=np.int64)
     key_offsets, member_offsets = _offsets(keys), _offsets(members)
     member_codes = prefix.codes.astype(np.int64, copy=False)
