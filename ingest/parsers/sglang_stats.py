@@ -108,10 +108,7 @@ class _LineRows:
         count = len(self.line_index)
         schema = SCHEMAS[self.stem.table]
         undated = {row: time for row, (date, time, _) in enumerate(self.prefixes) if time and not date}
-        datetimes = [f"{date} {time}" if date and time else None for date, time, _ in self.prefixes]
-        tag_codes, tag_texts = _distinct_codes([tags for _, _, tags in self.prefixes])
-        prefix = _PrefixScan(pa.array(datetimes, type=pa.string()), tag_texts, tag_codes, self.gpu, undated)
-        ts, dp_rank, tp_rank, prefix_members = _prefix_columns(prefix)
+        ts, dp_rank, tp_rank, prefix_members = self._prefix_columns(undated)
         columns: dict[str, pa.Array] = {
             "line_no": pa.array(first_line_no + np.array(self.line_index, dtype=np.int64), type=pa.int64()),
             "ts": ts,
@@ -130,6 +127,20 @@ class _LineRows:
             undated_times=[undated[row] for row in rows],
             malformed=self.malformed,
         )
+
+    def _prefix_columns(self, undated: dict[int, str]) -> tuple[pa.Array, pa.Array, pa.Array, Members]:
+        """ts, dp_rank, tp_rank, and extra members: other rank tags, ``[gpu=N]``, the time of date-less lines."""
+        datetimes = [f"{date} {time}" if date and time else None for date, time, _ in self.prefixes]
+        tag_codes, tag_texts = _distinct_codes([tags for _, _, tags in self.prefixes])
+        dp_rank, tp_rank, members = rank_columns(tag_texts, tag_codes)
+        if self.gpu or undated:
+            per_row = members.to_array().to_numpy(zero_copy_only=False).astype(object)
+            for row, gpu in self.gpu.items():
+                per_row[row] += f'"gpu": {gpu}, '
+            for row, time in undated.items():
+                per_row[row] += f'"log_time": {json.dumps(time)}, '
+            members = Members(array=pa.array(per_row, type=pa.string()))
+        return _timestamps(pa.array(datetimes, type=pa.string())), dp_rank, tp_rank, members
 
     def _extra(self, count: int) -> Members:
         """The members of each row's unknown keys (and graph flags), spelled as the template reader spells them."""
@@ -249,30 +260,6 @@ def json_objects(sources: list[Members], count: int) -> pa.StringArray:
     wrapped = pc.binary_join_element_wise("{", members, "}", "")
     empty = pc.equal(pc.binary_length(members), 0)
     return pc.if_else(empty, pa.scalar(None, pa.string()), wrapped)
-
-
-@dataclass
-class _PrefixScan:
-    """What the prefixes of a table's rows say."""
-
-    datetimes: pa.StringArray  # "YYYY-MM-DD HH:MM:SS(.fff)", null when the line had no date
-    tag_texts: list[str]
-    tag_codes: np.ndarray
-    gpu: dict[int, int] = field(default_factory=dict)  # row → id, from the pre-2024-08 "[gpu=N] " message start
-    undated: dict[int, str] = field(default_factory=dict)  # row → time of day, for lines without a date
-
-
-def _prefix_columns(prefix: _PrefixScan) -> tuple[pa.Array, pa.Array, pa.Array, Members]:
-    """ts, dp_rank, tp_rank, and extra members: other rank tags, ``[gpu=N]``, the time of date-less lines."""
-    dp_rank, tp_rank, members = rank_columns(prefix.tag_texts, prefix.tag_codes)
-    if prefix.gpu or prefix.undated:
-        per_row = members.to_array().to_numpy(zero_copy_only=False).astype(object)
-        for row, gpu in prefix.gpu.items():
-            per_row[row] += f'"gpu": {gpu}, '
-        for row, time in prefix.undated.items():
-            per_row[row] += f'"log_time": {json.dumps(time)}, '
-        members = Members(array=pa.array(per_row, type=pa.string()))
-    return _timestamps(prefix.datetimes), dp_rank, tp_rank, members
 
 
 def rank_columns(tag_texts: list[str], tag_codes: np.ndarray) -> tuple[pa.Array, pa.Array, Members]:
