@@ -215,6 +215,8 @@ def load_source(
                     con.execute("ROLLBACK")
                     return LoadResult(source_id, True, 0, 0)
                 delete_source_rows(con, source_id)
+            if phase is None:
+                phase = folder_phase(con, path)
             fallback = file_variant(con, parsed.kind, path) if variant is None else None
             for name, rows in pieces:
                 insert_table(con, name, rows, source_id, phase, variant, fallback)
@@ -345,8 +347,8 @@ def check_columns(name: str, incoming: list[str], stored: list[str]) -> None:
                              "declare it in ingest/tables.py")
 
 
-# Tables of profiler traces: a trace loaded without --variant is named after its file (macro file_label,
-# migration 011), so that it reaches the Breakdown page.
+# Tables of profiler traces: a trace loaded without --variant takes its folder's variant (macro folder_variant,
+# migration 019), so that it reaches the Breakdown page.
 FILE_LABELLED = frozenset({"cycle_phase_times", "trace_kernels", "trace_ranks"})
 TRACE_KINDS = frozenset({"kineto_trace"})
 
@@ -354,7 +356,12 @@ TRACE_KINDS = frozenset({"kineto_trace"})
 def file_variant(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> str | None:
     if kind not in TRACE_KINDS:
         return None
-    return fetch_value(con, "SELECT 'trace:' || file_label(?)", [str(path)])
+    return fetch_value(con, "SELECT folder_variant(?)", [str(path.resolve())])
+
+
+def folder_phase(con: duckdb.DuckDBPyConnection, path: Path) -> str | None:
+    """The phase a ``.../<phase>/<variant>/file`` layout names (macro folder_phase), for a file given no --phase."""
+    return fetch_value(con, "SELECT folder_phase(?)", [str(path.resolve())])
 
 
 RELABEL_TRACE_ROWS = tuple(  # one per FILE_LABELLED table

@@ -90,7 +90,7 @@ def test_a_corpus_only_store_has_sessions_of_every_origin(corpus_store: Path) ->
 
 @pytest.mark.corpus
 def test_every_page_shows_a_corpus_only_store(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert_every_page_shows_evidence(corpus_store, monkeypatch, "bench:sglang-pr-9428-bench-serving-baseline")
+    assert_every_page_shows_evidence(corpus_store, monkeypatch, "unlabelled: bench")
 
 
 @pytest.mark.corpus
@@ -111,7 +111,7 @@ def test_compare_names_the_corpus_variants_with_their_sources(corpus_store: Path
 @pytest.mark.corpus
 def test_run_opens_a_corpus_server_lifetime(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sessions = data.sessions(corpus_store)
-    lifetime = sessions[sessions["variant"] == "log:sglang-issue-11948-eagle3-decode-acceptrate"].iloc[0]
+    lifetime = sessions[sessions["path"].str.endswith("sglang-issue-11948-eagle3-decode-acceptrate.log")].iloc[0]
     app = run_page("views/run.py", corpus_store, monkeypatch, {"session": lifetime["session_id"]})
     assert any("Server lifetime" in s.value for s in app.subheader)
     assert app.get("plotly_chart"), "the lifetime's decode lines are charted"
@@ -120,7 +120,7 @@ def test_run_opens_a_corpus_server_lifetime(corpus_store: Path, monkeypatch: pyt
 
 @pytest.mark.corpus
 def test_breakdown_shows_corpus_traces_without_phase_markers(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = run_page("views/breakdown.py", corpus_store, monkeypatch, {"variant": ["trace:hta_sampled"]})
+    app = run_page("views/breakdown.py", corpus_store, monkeypatch, {"variant": ["unlabelled: traces"]})
     ranks = app.dataframe[0].value
     assert set(ranks["rank"]) == {0, 1} and (ranks["GPU busy (ms)"] > 0).all()
 
@@ -174,10 +174,10 @@ def test_traces_labelled_at_ingest_reach_breakdown(isolated_store: Path, monkeyp
     assert any("k2-ft" in m.value for m in app.markdown), "the headline sentence names the traced variant"
 
 
-def test_an_unlabelled_trace_is_named_after_its_file(isolated_store: Path) -> None:
+def test_an_unlabelled_trace_joins_its_folders_group(isolated_store: Path) -> None:
     ingest(isolated_store, [FIXTURES / "traces" / "no-phases-TP-0.trace.json.gz"])
     sessions = data.sessions(isolated_store)
-    assert sessions[["origin", "variant", "variant_from"]].values.tolist() == [["trace_set", "trace:no-phases", "file name"]]
+    assert sessions[["origin", "variant", "variant_from"]].values.tolist() == [["trace_set", "unlabelled: traces", "folder, no label"]]
 
 
 def test_a_bench_record_takes_its_variant_from_its_server_info(isolated_store: Path) -> None:

@@ -29,6 +29,11 @@ EAGLE3 = "eagle3:Kimi-K2-Instruct-eagle3"
 TRACE_TABLES = ("trace_ranks", "cycle_phase_times", "trace_kernels")
 
 
+def folder_group(folder: Path) -> str:
+    """The variant of a file given no label in a folder that is no phase layout (macro folder_variant)."""
+    return f"unlabelled: {folder.name}"
+
+
 def trace_named(folder: Path, stem: str, fixture: str = "eagle-stack-TP-0.trace.json.gz") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{stem}-TP-0-DECODE.trace.json.gz"
@@ -56,7 +61,7 @@ def trace_table_variants(db: Path) -> set[str]:
 
 def test_a_trace_loaded_before_its_log_takes_the_lifetime_named_by_the_profile_id(tmp_path: Path, isolated_store: Path) -> None:
     assert ingest(isolated_store, trace_named(tmp_path, PROFILE_ID)) == 0
-    assert trace_table_variants(isolated_store) == {f"trace:{PROFILE_ID}"}
+    assert trace_table_variants(isolated_store) == {folder_group(tmp_path)}
     assert ingest(isolated_store, PROFILED_LOG) == 0
     assert trace_session(isolated_store) == (EAGLE3, "linked server log", "profile id in the server log", 0)
     assert trace_table_variants(isolated_store) == {EAGLE3}  # every trace table: Breakdown reads them
@@ -86,14 +91,14 @@ def test_a_log_without_profiler_messages_links_a_trace_whose_profile_id_falls_in
 def test_a_trace_from_another_time_stays_under_its_own_name(tmp_path: Path, isolated_store: Path) -> None:
     assert ingest(isolated_store, PLAIN_LOG) == 0
     assert ingest(isolated_store, trace_named(tmp_path, "1772470000.5")) == 0  # 16:46 UTC: between no lines
-    assert trace_session(isolated_store) == ("trace:1772470000.5", "file name", None, None)
+    assert trace_session(isolated_store) == (folder_group(tmp_path), "folder, no label", None, None)
 
 
 def test_no_link_keeps_a_trace_to_itself(tmp_path: Path, isolated_store: Path) -> None:
     assert ingest(isolated_store, PROFILED_LOG) == 0
     assert ingest(isolated_store, trace_named(tmp_path, PROFILE_ID), "--no-link") == 0
-    assert trace_session(isolated_store) == (f"trace:{PROFILE_ID}", "file name", None, None)
-    assert trace_table_variants(isolated_store) == {f"trace:{PROFILE_ID}"}
+    assert trace_session(isolated_store) == (folder_group(tmp_path), "folder, no label", None, None)
+    assert trace_table_variants(isolated_store) == {folder_group(tmp_path)}
 
 
 def test_link_to_a_session_id_overrides_the_profile_id(tmp_path: Path, isolated_store: Path) -> None:
@@ -140,7 +145,7 @@ def test_no_link_leaves_a_record_of_the_same_call_unlinked(tmp_path: Path, isola
     one.write_text("".join(PLAIN_LOG.read_text().splitlines(keepends=True)[:15]))
     assert ingest(isolated_store, one, BENCH, "--no-link") == 0
     records = query(isolated_store, "SELECT DISTINCT variant_from, link_method FROM evidence_sessions WHERE origin = 'bench_record'")
-    assert records == [("file name", None)]
+    assert records == [("folder, no label", None)]
 
 
 def test_a_labelled_trace_keeps_its_label_and_links_to_the_log_of_its_label(tmp_path: Path, isolated_store: Path) -> None:
@@ -164,7 +169,7 @@ def test_a_profiler_only_log_from_the_corpus_names_its_traces(tmp_path: Path, is
     log = corpus_dir / "logs" / "sglang-pr-11110-profile-by-stage.log"
     assert ingest(isolated_store, log, trace_named(tmp_path, "1759255878.904894")) == 0
     variant, variant_from, method, _ = trace_session(isolated_store)
-    assert (variant, variant_from, method) == ("log:sglang-pr-11110-profile-by-stage", "linked server log", "profile id in the server log")
+    assert (variant, variant_from, method) == ("unlabelled: logs", "linked server log", "profile id in the server log")
     origins = {origin for (origin,) in query(isolated_store, "SELECT origin FROM evidence_sessions")}
     assert origins == {"trace_set"}  # profiler messages give no figures: no server-lifetime session
 
@@ -186,6 +191,8 @@ def test_a_store_made_before_the_links_labels_its_traces_when_migrated(
     monkeypatch.setattr(store, "relink_traces", lambda con: 0)
     monkeypatch.setattr(store, "insert_source_row", _source_row_before_012)
     monkeypatch.setattr(store, "RUN_LABELS_FROM_SESSIONS", "SELECT ?")  # bench_runs had no labels before 013
+    monkeypatch.setattr(store, "folder_phase", lambda con, path: None)  # folder layouts are read since 019
+    monkeypatch.setattr(store, "file_variant", lambda con, kind, path: f"trace:{PROFILE_ID}")  # named after the file before 019
     assert ingest(isolated_store, PLAIN_LOG, trace_named(tmp_path, PROFILE_ID)) == 0
     assert trace_table_variants(isolated_store) == {f"trace:{PROFILE_ID}"}
     monkeypatch.undo()
