@@ -1,4 +1,4 @@
-"""The store's commands — ``ingest``, ``formats``, ``status`` — one function per subcommand.
+"""The store's commands — ``ingest``, ``formats``, ``status``, ``label`` — one function per subcommand.
 
 ``python -m ingest`` runs these alone (the Ingest page's uploads use it). The ``specdash`` program
 (``dashboard/cli.py``) adds the dashboard's commands (serve, demo, decide) to the same parser, so the
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from ingest import store
+from ingest import labels, store
 from ingest.errors import SpecdashError
 from ingest.formats import ParseOptions
 from ingest.pipeline import FileReport, expand_paths, ingest_paths, skipped_summary
@@ -123,6 +123,46 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"  source kind {kind:<20} {count}")
     print("\n".join(sweep_lines(Path(info["db"]))))
     print(f"  migrations: {', '.join(info['migrations'])}")
+    if args.sessions:
+        print("\n".join(session_lines(store.session_list(Path(info["db"])))))
+    return 0
+
+
+def session_lines(sessions: list[dict[str, object]]) -> list[str]:
+    """The sessions by phase and variant, each with its id (for `decide --session`) and its file."""
+    if not sessions:
+        return ["sessions: none"]
+    lines = [f"sessions ({len(sessions)}; the id is what `specdash decide --session` takes):"]
+    heading = None
+    for row in sessions:
+        group = (row["phase"] or labels.NO_PHASE, row["variant"], row["variant_from"])
+        if group != heading:
+            heading = group
+            lines.append(f"  {group[0]} · {group[1]}  (variant from {group[2]})")
+        lines.append(f"    {row['session_id']}  {row['origin']:<15}  {row['file']}")
+    return lines
+
+
+def cmd_label(args: argparse.Namespace) -> int:
+    db = store.resolve_db_path(args.db)
+    if args.history:
+        changes = labels.history(db)
+        if args.json:
+            print(json.dumps(changes, indent=2, default=str))
+        for row in [] if args.json else changes:
+            after = "deleted" if row["action"] == "delete" else f"→ {row['new_variant']}, {row['new_phase'] or labels.NO_PHASE}"
+            print(f"{row['changed_at']:%Y-%m-%d %H:%M:%S}  {row['change_id']}  {row['action']:<7}  "
+                  f"{row['path']}  (was {row['old_variant']}, {row['old_phase'] or labels.NO_PHASE}) {after}")
+        if not changes and not args.json:
+            print("no label changes recorded")
+        return 0
+    change = labels.LabelChange(
+        sources=args.source or (), variant=args.variant, in_phase=args.in_phase,
+        new_variant=args.to, new_phase=args.phase, delete=args.delete,
+    )
+    report = labels.relabel(db, change)
+    print(json.dumps({"change_id": report.change_id, "action": report.action, "files": report.files}) if args.json
+          else report.summary())
     return 0
 
 
@@ -136,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_store_commands(sub: argparse._SubParsersAction) -> None:
-    """The ``ingest``, ``formats`` and ``status`` subcommands, on any program's parser."""
+    """The ``ingest``, ``formats``, ``status`` and ``label`` subcommands, on any program's parser."""
     db_help = DB_HELP
 
     ingest = sub.add_parser("ingest", help="load benchmark JSON/JSONL, server logs and profiler traces")
@@ -180,7 +220,27 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
     status = sub.add_parser("status", help="what the store holds")
     status.add_argument("--db", help=db_help)
     status.add_argument("--json", action="store_true")
+    status.add_argument("--sessions", action="store_true",
+                        help="list every session with its id, phase, variant (and where its name came from) and file")
     status.set_defaults(func=cmd_status)
+
+    label = sub.add_parser(
+        "label", help="rename, merge, re-phase or delete ingested files and variants (recorded; `--history` lists changes)",
+        description="Label whole files after ingest, as --variant/--phase would have at ingest. Examples: "
+        "`specdash label --variant 'unlabelled: runs' --to eagle3-ft` (rename; merges into an existing name), "
+        "`specdash label --source k2.server.log --phase phase-1`, `specdash label --variant old --delete`.",
+    )
+    label.add_argument("--db", help=db_help)
+    label.add_argument("--source", action="append", metavar="FILE",
+                       help="a file: its source id, path or file name (repeatable)")
+    label.add_argument("--variant", metavar="NAME", help="the files whose evidence shows this variant")
+    label.add_argument("--in-phase", metavar="PHASE", help=f"with --variant: only its files of this phase ('{labels.NO_PHASE}': unphased)")
+    label.add_argument("--to", metavar="NAME", help="the new variant name (an existing name merges them)")
+    label.add_argument("--phase", metavar="PHASE", help=f"the new phase ('{labels.NO_PHASE}' clears it)")
+    label.add_argument("--delete", action="store_true", help="remove the files' rows from the store")
+    label.add_argument("--history", action="store_true", help="list the recorded label changes")
+    label.add_argument("--json", action="store_true", help="the change as one JSON object")
+    label.set_defaults(func=cmd_label)
 
 
 class _PandasHidden(importlib.abc.MetaPathFinder):

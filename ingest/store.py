@@ -373,6 +373,16 @@ RELABEL_TRACE_ROWS = tuple(  # one per FILE_LABELLED table
 LINKS_MEMORY_LIMIT = "512MB"
 
 
+@contextmanager
+def link_memory(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The writer's memory limit raised for a query over the link views (they join the lifetimes many times over)."""
+    con.execute(f"SET memory_limit = '{LINKS_MEMORY_LIMIT}'")
+    try:
+        yield
+    finally:
+        con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
+
+
 def relink_traces(con: duckdb.DuckDBPyConnection) -> int:
     """Refresh table trace_links from view trace_set_links and label each trace file's rows as view
     ``trace_labels`` says (its linked lifetime's variant and phase, else its own), in the caller's
@@ -383,11 +393,8 @@ def relink_traces(con: duckdb.DuckDBPyConnection) -> int:
     """
     if fetch_value(con, "SELECT count(*) FROM trace_ranks") == 0:
         return 0
-    con.execute(f"SET memory_limit = '{LINKS_MEMORY_LIMIT}'")
-    try:
+    with link_memory(con):
         links = con.execute("SELECT * FROM trace_set_links ORDER BY ALL").fetchall()
-    finally:
-        con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
     if links != con.execute("SELECT * FROM trace_links ORDER BY ALL").fetchall():
         con.execute("DELETE FROM trace_links")
         if links:
@@ -472,3 +479,21 @@ def status(db_path: Path) -> dict[str, Any]:
         migrations = [row[0] for row in con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
         meta = dict(con.execute("SELECT key, value FROM store_meta").fetchall())
     return {"db": str(db_path), "exists": True, "rows": counts, "sources_by_kind": kinds, "migrations": migrations, "meta": meta}
+
+
+def session_list(db_path: Path) -> list[dict[str, Any]]:
+    """Every session (view evidence_sessions) with its file, by phase, variant and start."""
+    if not db_path.exists():
+        return []
+    with writer(db_path) as con:
+        cursor = con.execute(
+            r"""
+            SELECT s.session_id, s.origin, s.phase, s.variant, s.variant_from,
+                   regexp_replace(src.path, '^.*[/\\]', '') AS file
+            FROM evidence_sessions s JOIN sources src USING (source_id)
+            ORDER BY s.phase NULLS FIRST, s.variant, s.started_at NULLS LAST, s.session_id
+            """
+        )
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
