@@ -120,6 +120,7 @@ cycle_distribution = cached(data.cycle_distribution)
 rank_breakdown = cached(data.rank_breakdown)
 top_kernels = cached(data.top_kernels)
 session_positions = cached(data.session_positions)
+variant_origins = cached(data.variant_origins)
 
 
 def session_sources(session_id: str) -> pd.DataFrame:

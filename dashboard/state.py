@@ -111,6 +111,7 @@ class Keys:
     change_id = "store_change_id"  # (db, last_change) read by this rerun's store guard
 
     compare_points = "w_compare_points"
+    compare_page = "w_compare_page"
     compare_table = "w_compare_table"
     compare_why = "w_compare_why"
     compare_runs = "w_compare_runs"

@@ -27,7 +27,13 @@ from playwright.sync_api import Browser, Page, expect  # noqa: E402
 
 from tests.test_browser import look_at_every_page  # noqa: E402
 
-LIFETIME = "log:sglang-issue-11948-eagle3-decode-acceptrate"
+LIFETIME_FILE = "sglang-issue-11948-eagle3-decode-acceptrate.log"
+TRACES = "unlabelled: traces"  # the corpus's traces/ folder: one unlabelled group, as every unlabelled folder is
+
+
+def lifetime_session(db: Path) -> str:
+    sessions = data.sessions(db)
+    return str(sessions[sessions["path"].str.endswith(LIFETIME_FILE)]["session_id"].iloc[0])
 
 
 @pytest.fixture(scope="module")
@@ -52,12 +58,11 @@ def width(page: Page) -> int:
 
 
 def test_compare_names_variants_with_their_sources(base_url: str, page: Page) -> None:
-    page.goto(f"{base_url}/?variant={LIFETIME}&variant=bench:sglang-issue-9585-bench-serving-jsonl"
-              "&variant=bench:sglang-pr-4951-send-one-acc-length")
+    page.goto(f"{base_url}/?variant=unlabelled%3A+logs&variant=unlabelled%3A+bench")
     main = page.locator('[data-testid="stMain"]')
-    expect(main.get_by_text("server log: gen throughput at 1 running request").first).to_be_visible(timeout=30_000)
+    expect(main.get_by_text("Unlabelled groups pool files").first).to_be_visible(timeout=30_000)
     metrics = page.locator('[data-testid="stMetric"]')
-    expect(metrics).to_have_count(3)
+    expect(metrics).to_have_count(2)
     assert all("tok/s" in text for text in metrics.all_inner_texts())
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     expect(main.get_by_text("Traceback")).to_have_count(0)
@@ -65,9 +70,7 @@ def test_compare_names_variants_with_their_sources(base_url: str, page: Page) ->
 
 
 def test_run_opens_a_server_lifetime(base_url: str, page: Page, corpus_db: Path) -> None:
-    sessions = data.sessions(corpus_db)
-    session_id = sessions[sessions["variant"] == LIFETIME]["session_id"].iloc[0]
-    page.goto(f"{base_url}/run?session={session_id}")
+    page.goto(f"{base_url}/run?session={lifetime_session(corpus_db)}")
     main = page.locator('[data-testid="stMain"]')
     expect(main.get_by_text("Server lifetime ·").first).to_be_visible(timeout=30_000)
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
@@ -76,12 +79,12 @@ def test_run_opens_a_server_lifetime(base_url: str, page: Page, corpus_db: Path)
 
 
 def test_breakdown_shows_a_labelled_trace_set(base_url: str, page: Page) -> None:
-    page.goto(f"{base_url}/breakdown?variant=trace:hta_sampled&variant=trace:hta_nccl_data_rank0_ws2_a100")
+    page.goto(f"{base_url}/breakdown?variant=unlabelled%3A+traces")
     main = page.locator('[data-testid="stMain"]')
     expect(main.get_by_text("GPU time by kernel class, whole trace")).to_be_visible(timeout=30_000)
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     labels = [tick.text_content() for tick in page.locator(".js-plotly-plot .ytick text").all()]
-    assert "trace:hta_sampled · rank 1" in labels, labels
+    assert f"{TRACES} · rank 1" in labels, labels
     screenshot(page, f"every-file-breakdown-{width(page)}")
 
 
@@ -95,9 +98,6 @@ def test_phases_shows_the_evidence(base_url: str, page: Page) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS, ids=[f"{w}px" for w in WIDTHS])
 def test_every_page_fits_at_both_widths(browser: Browser, base_url: str, corpus_db: Path, width: int) -> None:
-    sessions = data.sessions(corpus_db)
-    lifetime = sessions[sessions["variant"] == LIFETIME]["session_id"].iloc[0]
-    traces = "&".join(f"variant={v}" for v in sorted(set(sessions["variant"])) if v.startswith("trace:"))
-    extra = (("run-lifetime", f"run?session={lifetime}"), ("breakdown-traces", f"breakdown?{traces}"))
+    extra = (("run-lifetime", f"run?session={lifetime_session(corpus_db)}"), ("breakdown-traces", "breakdown?variant=unlabelled%3A+traces"))
     problems = look_at_every_page(browser, base_url, width, "corpus", extra)
     assert problems == [], "\n".join(problems)

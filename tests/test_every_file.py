@@ -98,10 +98,15 @@ def test_compare_names_the_corpus_variants_with_their_sources(corpus_store: Path
     app = run_page("views/compare.py", corpus_store, monkeypatch)
     assert len(app.metric) >= 2
     shown = page_text(app)
-    assert "server log: gen throughput at 1 running request" in shown
     assert "bench_serving at max concurrency 16" in shown
     sources = app.dataframe[2].value
     assert {"throughput from", "n", "of", "tok/s"} <= set(sources.columns)
+    assert "server log: gen throughput at 1 running request" in set(sources["throughput from"])
+    # Unlabelled files are one group per folder, and the page says so and where every name came from.
+    assert {"unlabelled: logs", "unlabelled: bench"} <= set(sources["variant"])
+    [origins] = [e for e in app.expander if e.label.startswith("Where the variant names come from")]
+    assert "**unlabelled: logs** — folder, no label" in shown
+    assert any("Unlabelled groups pool files" in w.value for w in app.warning)
     # No baseline (none is measured without speculation), and the sources differ: never "✓ like-for-like".
     [check] = [e for e in app.expander if e.label.startswith("Comparability check")]
     assert check.label == "Comparability check: ⚠ throughput from different sources: not comparable"

@@ -326,13 +326,17 @@ def first_below(curve: pd.DataFrame, threshold: float) -> int | None:
 @dataclass(frozen=True)
 class ModelInput:
     name: str
-    value: float
+    value: float | None  # None: nothing in the store measures it, and no other team's figure stands in for it
     unit: str
-    origin: str  # "measured: …" or "assumed: …"
+    origin: str  # "measured: …", "assumed: …" or "needed: how to measure it"
 
     @property
     def measured(self) -> bool:
         return self.origin.startswith("measured")
+
+    @property
+    def needed(self) -> bool:
+        return self.value is None
 
 
 def steps_model(survival: Sequence[float], draft_step_ms: float, verify_ms: float, baseline_step_ms: float,
@@ -356,11 +360,20 @@ def steps_model(survival: Sequence[float], draft_step_ms: float, verify_ms: floa
     return table
 
 
-def model_inputs(parts: pd.DataFrame, variant: str, drafted: int, baseline: str | None) -> list[ModelInput]:
-    """The cycle model's inputs: from this variant's and the baseline's profiler traces where they exist, else assumed.
+NEEDS_BASELINE_STEP = ("needed: the baseline's decode step time — ingest a profiler trace of the server without "
+                       "speculation (`specdash ingest TRACE --variant NAME`), or enter 1000 ÷ its tok/s at batch 1")
+NEEDS_DRAFT_STEP = ("needed: one draft forward's time — ingest a profiler trace of this variant's server "
+                    "(SGLang `/start_profile`), or enter it")
+NEEDS_VERIFY = ("needed: the verify (+ draft-extend) time per cycle — ingest a profiler trace of this variant's "
+                "server (SGLang `/start_profile`), or enter it")
 
-    Assumed values are the seed story's (DOMAIN.md §1, §2): 12.2 ms a baseline step (82 tok/s), a 29.1 ms verify
-    (its NCCL all-reduce), 0.7 ms a draft step; the page lets the user change each.
+
+def model_inputs(parts: pd.DataFrame, variant: str, drafted: int, baseline: str | None) -> list[ModelInput]:
+    """The cycle model's inputs, measured from this variant's and the baseline's profiler traces where they exist.
+
+    What no trace measures is left empty for the user to enter (``needed``): another team's step or verify time
+    says nothing about this one's hardware, so none is assumed. Only the verify's growth per extra drafted
+    token is assumed (0 at batch 1), and says so.
     """
     spec = parts[(parts["variant"] == variant) & (parts["cycle_kind"] == "speculative")]
     base = parts[(parts["cycle_kind"] == "decode") & ((parts["variant"] == baseline) if baseline else True)]
@@ -369,17 +382,17 @@ def model_inputs(parts: pd.DataFrame, variant: str, drafted: int, baseline: str 
         inputs.append(ModelInput("baseline step", float(base["cycle_ms"].median()), "ms",
                                  f"measured: profiler traces of {', '.join(sorted(set(base['variant'])))}"))
     else:
-        inputs.append(ModelInput("baseline step", 12.2, "ms", "assumed: 1 ÷ 82 tok/s (the seed's baseline)"))
+        inputs.append(ModelInput("baseline step", None, "ms", NEEDS_BASELINE_STEP))
     if not spec.empty and drafted > 0 and float(spec["draft_ms"].iloc[0]) > 0:
         inputs.append(ModelInput("draft step", float(spec["draft_ms"].iloc[0]) / drafted, "ms",
                                  f"measured: {variant}'s traces, draft time ÷ {drafted} positions"))
     else:
-        inputs.append(ModelInput("draft step", 0.7, "ms", "assumed: a small drafter forward"))
+        inputs.append(ModelInput("draft step", None, "ms", NEEDS_DRAFT_STEP))
     if not spec.empty and float(spec["verify_ms"].iloc[0]) > 0:
         fixed = float(spec["verify_ms"].iloc[0]) + float(spec["draft_extend_ms"].iloc[0] or 0.0)
         inputs.append(ModelInput("verify + draft-extend", fixed, "ms", f"measured: {variant}'s traces (median cycle)"))
     else:
-        inputs.append(ModelInput("verify + draft-extend", 29.1, "ms", "assumed: the seed's verify (NCCL all-reduce bound)"))
+        inputs.append(ModelInput("verify + draft-extend", None, "ms", NEEDS_VERIFY))
     inputs.append(ModelInput("verify per extra token", 0.0, "ms", "assumed: verify cost does not grow with N at batch 1"))
     return inputs
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from dashboard.analysis.stats import DiffCI, MeanCI, t_quantile
+from dashboard.analysis.stats import DiffCI, MeanCI, mean_ci_of, t_quantile
+from ingest.variants import drafter_name
 
 MEAN_OF_RUNS = "mean_of_runs"
 TOKENS_OVER_TIME = "tokens_over_time"
@@ -40,10 +41,15 @@ def _num(value: Any) -> float | None:
 # --- means, intervals and the comparison ------------------------------------------------------
 
 def ci_from_summary(n: int, mean: float, sd: float | None, level: float = 0.95) -> MeanCI:
-    if n < 2 or sd is None or (isinstance(sd, float) and math.isnan(sd)):
-        return MeanCI(n, mean, None, None, None)
-    half = t_quantile(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
-    return MeanCI(n, mean, sd, mean - half, mean + half)
+    """The t interval of a tok/s mean; withheld (low and high None) when it would reach 0 tok/s or below.
+
+    tok/s > 0, so such an interval bounds nothing: the sample is too small or too spread (n = 2 gives
+    t = 12.7). The sd is kept for Welch's Δ, whose verdict then says "within noise".
+    """
+    ci = mean_ci_of(n, mean, None if sd is None or math.isnan(sd) else sd, level)
+    if ci.low is not None and ci.low <= 0:
+        return MeanCI(n, mean, ci.sd, None, None)
+    return ci
 
 
 def welch_from_summary(a: MeanCI, b: MeanCI, level: float = 0.95) -> DiffCI:
@@ -66,11 +72,21 @@ def verdict(diff: DiffCI) -> str:
     return "faster" if diff.diff > 0 else "slower"
 
 
-def default_baseline(variants: list[str], speculative: dict[str, bool]) -> str | None:
-    """The variant whose server ran without speculation; else one labelled 'baseline'; else none."""
+def default_baseline(
+    variants: list[str], speculative: dict[str, bool], models: dict[str, frozenset[str]] | None = None
+) -> str | None:
+    """The variant whose server ran without speculation; else one named 'baseline'; else none.
+
+    With ``models`` (variant → target models), among several such variants the one sharing a target
+    model with the most speculative variants: a baseline is a run of the same model without speculation.
+    """
     plain = [v for v in variants if speculative.get(v) is False]
-    named = [v for v in variants if v.lower() == "baseline"]
-    return next(iter(plain or named), None)
+    named = [v for v in variants if v.lower().startswith("baseline")]
+    candidates = plain or named
+    if models and len(candidates) > 1:
+        drafted = [models.get(v, frozenset()) for v in variants if v not in candidates]
+        return max(candidates, key=lambda v: sum(bool(models.get(v, frozenset()) & m) for m in drafted))
+    return next(iter(candidates), None)
 
 
 def compare_variants(
@@ -326,9 +342,13 @@ def comparability(
     by_variant = {row["variant"]: config_args(row) for _, row in configs.iterrows()}
     findings: list[dict[str, Any]] = []
     base_args = by_variant.get(baseline)
+    # An unknown config is not the same config: like-for-like needs both known (docs/dashboard.md).
     if base_args is None:
         findings.append(finding(baseline, "server config", "not ingested", "—", "unknown", True))
-    else:
+    findings += [finding(variant, "server config", "ingested" if base_args is not None else "not ingested",
+                         "not ingested", "unknown", True)
+                 for variant in summary["variant"].drop_duplicates() if variant != baseline and variant not in by_variant]
+    if base_args is not None:
         base_spec = bool(base_args.get("speculative_algorithm"))
         for variant, args in by_variant.items():
             if variant == baseline:
@@ -411,6 +431,63 @@ def observed_differences(accept: pd.DataFrame, baseline: str | None) -> list[dic
         for variant, values in graphs.items()
         if variant != baseline and values and values != base
     ]
+
+
+# --- target models: runs of two models are never one system ----------------------------------
+
+def variant_models(configs: pd.DataFrame, summary: pd.DataFrame) -> dict[str, frozenset[str]]:
+    """variant → the target models its server configs and benchmark sessions name (as model_name gives them)."""
+    models: dict[str, set[str]] = {}
+    for _, row in configs.iterrows():
+        if (name := model_name(row.get("model_path"))) is not None:
+            models.setdefault(row["variant"], set()).add(name)
+    for _, row in summary.iterrows():
+        for model in _as_list(row.get("models")):
+            if (name := model_name(model)) is not None:
+                models.setdefault(row["variant"], set()).add(name)
+    return {variant: frozenset(names) for variant, names in models.items()}
+
+
+def model_name(path: Any) -> str | None:
+    """'moonshotai/Kimi-K2.5', '/models/Kimi-K2.5' and a cache snapshot of it → 'kimi-k2.5': one model, one name."""
+    name = drafter_name(path)
+    return name.lower() if name else None
+
+
+def other_model(models: dict[str, frozenset[str]], variant: str, baseline: str | None) -> str | None:
+    """Why ``variant`` has no Δ against ``baseline`` because their target models differ; None when they may share one."""
+    mine, base = models.get(variant, frozenset()), models.get(baseline or "", frozenset())
+    if variant == baseline or not mine or not base or mine & base:
+        return None
+    return f"other target model ({', '.join(sorted(mine))}; the baseline's: {', '.join(sorted(base))})"
+
+
+DELTA_COLUMNS = ("delta", "delta_pct", "delta_low", "delta_high", "delta_pct_low", "delta_pct_high", "speedup")
+
+
+def apart_by_model(comparison: pd.DataFrame, models: dict[str, frozenset[str]], baseline: str | None) -> pd.DataFrame:
+    """The comparison with no Δ for a variant of another target model than the baseline's: its verdict says why."""
+    reasons = {variant: reason for variant in comparison.get("variant", []) if (reason := other_model(models, variant, baseline))}
+    if not reasons:
+        return comparison
+    kept = comparison.copy()
+    apart = kept["variant"].isin(list(reasons))
+    for column in DELTA_COLUMNS:
+        if column in kept:
+            kept[column] = kept[column].astype("float64").mask(apart)
+    kept.loc[apart, "verdict"] = [f"not compared: {reasons[v]}" for v in kept.loc[apart, "variant"]]
+    return kept
+
+
+VARIANTS_PER_VIEW = 12  # cards and bars that stay readable at 1280 px
+
+
+def variant_pages(variants: list[str], baseline: str | None, size: int) -> list[list[str]]:
+    """``variants`` in pages of at most ``size``, the baseline first on every page."""
+    others = [v for v in variants if v != baseline]
+    step = size - (baseline is not None)
+    chunks = [others[i:i + step] for i in range(0, len(others), step)] or [[]]
+    return [([baseline] if baseline is not None else []) + chunk for chunk in chunks]
 
 
 def _as_list(value: Any) -> list[Any]:

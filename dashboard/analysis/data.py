@@ -1008,3 +1008,20 @@ def session_positions(db_path: str | Path, session_id: str, run_index: int | Non
         {"session": session_id, "run": run_index},
         linked=True,
     )
+
+
+def variant_origins(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+    """Per variant in scope: where its name came from (evidence_sessions.variant_from), its sessions and files,
+    and the target models its sessions name (a variant is a claim that its runs are one system)."""
+    return frame(
+        db_path,
+        f"""
+        SELECT {VARIANT} AS variant, list(DISTINCT s.variant_from ORDER BY s.variant_from) AS named_from,
+               count(*) AS sessions, count(DISTINCT coalesce(s.log_source_id, s.source_id)) AS files,
+               count(DISTINCT src.engine) AS engines
+        FROM evidence_sessions s JOIN sources src USING (source_id)
+        WHERE {IN_SCOPE}
+        GROUP BY 1 ORDER BY 1
+        """,
+        scope(phase_list, variant_list),
+    )

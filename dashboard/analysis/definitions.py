@@ -16,7 +16,8 @@ import pandas as pd
 
 TOK_PER_S = "tok/s per run = output tokens ÷ wall time of that run. Warm-up runs are excluded from every figure."
 TOKENS_OVER_TIME = "Σtok/Σtime = total output tokens ÷ total wall time over the measured runs."
-MEAN_OF_RUNS = "Mean of runs = average of the per-run tok/s; it differs from Σtok/Σtime (51.9 vs 51.8 tok/s for the K2 probe)."
+MEAN_OF_RUNS = ("Mean of runs = average of the per-run tok/s; it differs from Σtok/Σtime when runs differ in "
+                "length (a long slow run weighs more in Σtok/Σtime).")
 CI = "95% CI (t) = mean of runs ± t(0.975, n−1)·sd/√n: Student's t, since sessions have 3–10 runs."
 DELTA = ("Δ = mean of runs − the baseline's mean of runs; Δ% = Δ ÷ the baseline's mean. Its 95% CI is Welch's "
          "(unequal variances); 'within noise' when that interval spans 0.")
@@ -204,7 +205,8 @@ COLUMNS: dict[str, Column] = {
                    COUNT),
     "Σtok/Σtime": Column("Σtok/Σtime (tok/s)", TOKENS_OVER_TIME, TOK_S),
     "mean of runs": Column("mean of runs (tok/s)", MEAN_OF_RUNS, TOK_S),
-    "95% CI": Column("95% CI (tok/s)", CI + " n/a (n < 2): fewer than 2 runs, records or log lines."),
+    "95% CI": Column("95% CI (tok/s)", CI + " n/a (n < 2): fewer than 2 runs, records or log lines; n/a (too few): "
+                     "the interval would reach 0 tok/s or below, so these few samples bound nothing."),
     "Δ tok/s": Column("Δ tok/s", DELTA + " " + BLANK_BASELINE, TOK_S, signed=True),
     "Δ %": Column("Δ %", DELTA + " " + BLANK_BASELINE, PERCENT, signed=True),
     "Δ 95% CI": Column("Δ 95% CI (tok/s)", DELTA + " " + BLANK_BASELINE),

@@ -30,12 +30,13 @@ from dashboard.analysis.definitions import (
 )
 
 FEWER_THAN_TWO = "n/a (n < 2)"  # fewer than two runs, records or log lines: no interval
+TOO_FEW = "n/a (too few)"  # the t interval would reach 0 tok/s or below (compare.ci_from_summary)
 
 
-def _ci(low: Any, high: Any) -> str:
+def _ci(low: Any, high: Any, n: Any = None) -> str:
     """A tok/s interval as the CI columns show it (their label carries the unit)."""
     if missing(low) or missing(high):
-        return FEWER_THAN_TWO
+        return TOO_FEW if not missing(n) and int(n) >= 2 else FEWER_THAN_TWO
     return TOK_S.interval(low, high, unit=False)
 
 
@@ -70,7 +71,8 @@ def comparison_table(comparison: pd.DataFrame, has_baseline: bool, not_like_for_
         "runs": comparison["runs"],
         "Σtok/Σtime": _numbers(comparison["tokens_over_time"]),
         "mean of runs": _numbers(comparison["mean_of_runs"]),
-        "95% CI": [_ci(lo, hi) for lo, hi in zip(_col(comparison, "ci_low"), _col(comparison, "ci_high"), strict=True)],
+        "95% CI": [_ci(lo, hi, n) for lo, hi, n in zip(_col(comparison, "ci_low"), _col(comparison, "ci_high"),
+                                                        comparison["runs"], strict=True)],
     })
     if has_baseline:
         out["Δ tok/s"] = _numbers(_col(comparison, "delta")).mask(base)
@@ -332,7 +334,7 @@ def trends_table(trends: pd.DataFrame) -> pd.DataFrame:
         "variant": trends["variant"],
         "n": trends["runs"],
         "tok/s": _numbers(trends["headline"]),
-        "95% CI": [_ci(lo, hi) for lo, hi in zip(trends["ci_low"], trends["ci_high"], strict=True)],
+        "95% CI": [_ci(lo, hi, n) for lo, hi, n in zip(trends["ci_low"], trends["ci_high"], trends["runs"], strict=True)],
         "tokens/step": _numbers(trends["tokens_per_step"]),
         "throughput from": _text(trends["basis"]),
     }).reset_index(drop=True)

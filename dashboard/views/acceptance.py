@@ -77,21 +77,30 @@ else:
     variant, origin = chosen.split(" · ", 1)
     curve = curves[(curves["variant"] == variant) & (curves["origin"] == origin)]
     inputs = acceptance.model_inputs(trace_cycle_parts(), variant, len(curve), None)
-    values = {}
+    values: dict[str, float | None] = {}
     for column, model_input in zip(st.columns(len(inputs)), inputs, strict=True):
         values[model_input.name] = column.number_input(
-            f"{model_input.name} ({model_input.unit})", min_value=0.0, value=float(model_input.value), step=0.1,
-            format=f"%.{MS.decimals}f", key=f"acceptance_model_{model_input.name}", help=model_input.origin)
-        column.caption(("**measured** — " if model_input.measured else "**assumed** — ") + model_input.origin.split(": ", 1)[-1])
-    model = acceptance.steps_model(curve["survival"].tolist(), values["draft step"], values["verify + draft-extend"],
-                                   values["baseline step"], values["verify per extra token"])
-    best = model[model["best"]]
-    if not best.empty:
-        st.markdown(f"**{variant}**: drafting **{int(best['steps'].iloc[0])}** token(s) per cycle models best, "
-                    f"speedup {RATIO.text(best['speedup'].iloc[0])}× at τ = {ACCEPT.text(best['tokens_per_cycle'].iloc[0])} "
-                    f"(measured up to N = {len(curve)}; the model does not extrapolate beyond it).")
-    st.plotly_chart(acceptance_charts.steps_figure({variant: model}), width="stretch")
-    ui.table(acceptance.steps_table(model))
+            f"{model_input.name} ({model_input.unit})", min_value=0.0,
+            value=model_input.value, step=0.1, format=f"%.{MS.decimals}f",
+            key=f"acceptance_model_{variant}_{model_input.name}", help=model_input.origin, placeholder="enter ms")
+        kind = "measured" if model_input.measured else "needed" if model_input.needed else "assumed"
+        column.caption(f"**{kind}** — " + model_input.origin.split(": ", 1)[-1])
+    known = {name: value for name, value in values.items() if value is not None}
+    missing = [name for name in values if name not in known]
+    if missing:
+        st.info(f"The model needs {', '.join(missing)} for **{variant}**: nothing in this store measures "
+                f"{'it' if len(missing) == 1 else 'them'}, and no other team's figure stands in. Each box above says "
+                "how to measure it; enter a value to see the speedup per drafted token.")
+    else:
+        model = acceptance.steps_model(curve["survival"].tolist(), known["draft step"], known["verify + draft-extend"],
+                                       known["baseline step"], known["verify per extra token"])
+        best = model[model["best"]]
+        if not best.empty:
+            st.markdown(f"**{variant}**: drafting **{int(best['steps'].iloc[0])}** token(s) per cycle models best, "
+                        f"speedup {RATIO.text(best['speedup'].iloc[0])}× at τ = {ACCEPT.text(best['tokens_per_cycle'].iloc[0])} "
+                        f"(measured up to N = {len(curve)}; the model does not extrapolate beyond it).")
+        st.plotly_chart(acceptance_charts.steps_figure({variant: model}), width="stretch")
+        ui.table(acceptance.steps_table(model))
 
 # --- per request --------------------------------------------------------------------------------
 st.subheader("Per request")

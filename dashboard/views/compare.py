@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard import charts, drafter_ui, queries, report, ui
+from dashboard import charts, drafter_ui, queries, report, ui, variant_ui
 from dashboard.analysis import compare, data, definitions, frames, sampling
 from dashboard.analysis.definitions import ACCEPT, COUNT, PERCENT, TOK_S
 from dashboard.state import RUN, SESSION, Keys, carried_params
@@ -35,7 +35,8 @@ runs = queries.runs(selection.phases, selection.variants)
 accept = queries.accept_length(selection.phases, selection.variants)
 configs = queries.configs_by_variant(selection.phases, selection.variants)
 baseline = selection.baseline
-comparison = compare.compare_variants(summary, accept, baseline, selection.metric)
+models = compare.variant_models(configs, summary)
+comparison = compare.apart_by_model(compare.compare_variants(summary, accept, baseline, selection.metric), models, baseline)
 has_baseline = baseline is not None and baseline in set(comparison["variant"])
 findings = compare.comparability(configs, summary, accept, baseline) if has_baseline else []
 not_like_for_like = {f["variant"] for f in findings if not f["like_for_like"]}
@@ -52,6 +53,24 @@ def open_run(session_id: str, run_index: int | None = None) -> None:
 if not has_baseline:
     st.info("No baseline in this selection: pick one above (a variant measured without speculation) to see deltas, "
             "significance and break-even.")
+apart = {v: r for v in comparison["variant"] if (r := compare.other_model(models, v, baseline if has_baseline else None))}
+if apart:
+    st.warning("No Δ for " + "; ".join(f"{v}: {r}" for v, r in apart.items()) + ". A baseline is a run of the same model "
+               "without speculation: pick one of that model as the baseline, or narrow the variants.")
+variant_ui.origins_note(selection.phases, selection.variants, warn=True)
+
+# With many variants the charts and cards show a page at a time (the baseline on each); tables hold them all.
+pages = compare.variant_pages(list(comparison["variant"]), baseline if has_baseline else None, compare.VARIANTS_PER_VIEW)
+if len(pages) > 1:
+    shown_page = st.selectbox(
+        f"{len(comparison)} variants: the charts show {compare.VARIANTS_PER_VIEW} at a time", range(len(pages)),
+        format_func=lambda i: f"variants {i * compare.VARIANTS_PER_VIEW + 1}–{min((i + 1) * compare.VARIANTS_PER_VIEW, len(comparison))}",
+        key=Keys.compare_page,
+    )
+    comparison_view = comparison[comparison["variant"].isin(pages[shown_page])].reset_index(drop=True)
+    runs_view = runs[runs["variant"].isin(pages[shown_page])]
+else:
+    comparison_view, runs_view = comparison, runs
 
 # --- headline -----------------------------------------------------------------------------------
 def cards_per_row(labels: list[str]) -> int:
@@ -67,11 +86,11 @@ def card_slots(count: int, per_row: int) -> list[DeltaGenerator]:
     return slots
 
 
-card_labels = [f"{v}{' (baseline)' if b else ''}" for v, b in zip(comparison["variant"], comparison["is_baseline"], strict=True)]
-for card, label, (_, row) in zip(card_slots(len(comparison), cards_per_row(card_labels)), card_labels, comparison.iterrows(),
-                                 strict=True):
+card_labels = [f"{v}{' (baseline)' if b else ''}" for v, b in zip(comparison_view["variant"], comparison_view["is_baseline"], strict=True)]
+for card, label, (_, row) in zip(card_slots(len(comparison_view), cards_per_row(card_labels)), card_labels,
+                                 comparison_view.iterrows(), strict=True):
     delta = None
-    if has_baseline and not row["is_baseline"]:
+    if has_baseline and not row["is_baseline"] and pd.notna(row.get("delta")):
         delta = f"{TOK_S.text(row['delta'], signed=True)} ({PERCENT.text(row['delta_pct'], signed=True)}) · {row['verdict']}"
     card.metric(
         label=label,
@@ -83,7 +102,8 @@ for card, label, (_, row) in zip(card_slots(len(comparison), cards_per_row(card_
     )
     unit = str(row["sample_unit"])
     ci = TOK_S.interval(row["ci_low"], row["ci_high"], unit=False)
-    ci = f"n/a (fewer than 2 {unit})" if ci == definitions.EMPTY else ci
+    if ci == definitions.EMPTY:
+        ci = f"n/a (fewer than 2 {unit})" if row["runs"] < 2 else f"n/a (too few {unit} to bound it above 0 tok/s)"
     counted = unit[:-1] if row["runs"] == 1 and unit.endswith("s") else unit  # "1 record", "4 log lines"
     notes = [f"mean of runs {TOK_S.number(row['mean_of_runs'])}, 95% CI {ci} · n = {row['runs']}"
              if unit == "runs" else
@@ -98,16 +118,16 @@ for card, label, (_, row) in zip(card_slots(len(comparison), cards_per_row(card_
     card.caption(" · ".join(notes))
 
 # --- charts: click a run to open it -------------------------------------------------------------
-left, right = st.columns([3, 2]) if has_baseline and len(comparison) > 1 else (st.container(), None)
+left, right = st.columns([3, 2]) if has_baseline and len(comparison_view) > 1 else (st.container(), None)
 points_event = left.plotly_chart(
-    charts.tok_per_s_points(runs, comparison, metric_label, baseline if has_baseline else None),
+    charts.tok_per_s_points(runs_view, comparison_view, metric_label, baseline if has_baseline else None),
     key=Keys.compare_points, on_select="rerun", selection_mode="points", width="stretch",
 )
-thinned = sampling.run_points_note(runs)
+thinned = sampling.run_points_note(runs_view)
 if thinned:
     left.caption(thinned)
 if right is not None:
-    right.plotly_chart(charts.delta_forest(comparison), width="stretch")
+    right.plotly_chart(charts.delta_forest(comparison_view), width="stretch")
 picked = [p.get("customdata") for p in ui.selected(points_event, "points")]
 picked = [c for c in picked if c is not None and len(c) >= 2]
 if picked:
@@ -152,7 +172,10 @@ drafter_ui.variant_drafters(configs)
 blocking = [f for f in findings if not f["like_for_like"]]
 bases = summary.drop_duplicates("variant")[["variant", "basis"]] if "basis" in summary else summary.iloc[0:0]
 mixed_bases = bases["basis"].nunique() > 1  # with or without a baseline, these figures measure different loads
-if blocking:
+unknown = [f["variant"] for f in blocking if f["kind"] == "unknown"]
+if unknown:
+    verdict = f"⚠ not comparable: config unknown ({', '.join(dict.fromkeys(unknown))})"
+elif blocking:
     verdict = f"⚠ {len(blocking)} difference(s) make a Δ not like-for-like"
 elif not has_baseline:
     verdict = "⚠ throughput from different sources: not comparable" if mixed_bases else "pick a baseline"
@@ -164,6 +187,10 @@ with st.expander(f"Comparability check: {verdict}", expanded=bool(blocking) or (
         if mixed_bases:
             st.warning("These variants' throughput comes from different sources or concurrencies, so their figures measure "
                        "different loads, not only the drafter: " + "; ".join(f"{r.variant}: {r.basis}" for r in bases.itertuples()) + ".")
+    elif unknown:
+        st.warning("A server config was never ingested for these, so nothing shows they ran the same model, version and "
+                   "parallelism as the baseline: an unknown config is not the same config. Ingest each variant's server "
+                   "log (its `server_args` line) or a `bench_serving` record with `server_info`.")
     elif blocking:
         st.warning("These differ from the baseline beyond the drafter, so those variants' Δ is not purely the drafter's effect.")
     else:
