@@ -1,11 +1,14 @@
 """Build the demo store from ``data/demo/<phase>/<variant>/``, as a user would ingest their files.
 
 Each phase ends with the decision the team took, recorded as a user would record it: evidence
-frozen from that phase's sessions (``dashboard.analysis.data.sessions``), a note, a fixed date. Phase 0's is
-the seed's verdict; Phases 1 and 2 and their decisions are illustrative (data/README.md).
+frozen from that phase's sessions (``dashboard.analysis.data.sessions``), a note, a fixed date. The decisions
+(title, verdict, date, note) live in ``data/demo_decisions.toml``, as the figures live in ``data/demo``: Phase 0's
+is the seed's verdict; Phases 1 and 2 and their decisions are illustrative (data/README.md). Building the demo
+again into the same store changes nothing: its files are already ingested (same sha256), its decisions recorded.
 """
 from __future__ import annotations
 
+import tomllib
 import warnings
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,7 +17,9 @@ from pathlib import Path
 from ingest import store
 from ingest.pipeline import FileReport, ingest_paths
 
-DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+DEMO_DIR = DATA_DIR / "demo"
+DECISIONS_FILE = DATA_DIR / "demo_decisions.toml"  # each phase's decision: title, verdict, date, note
 
 
 def build_demo_store(db_path: Path, demo_dir: Path = DEMO_DIR) -> list[FileReport]:
@@ -44,61 +49,27 @@ class PhaseDecision:
     created_at: datetime
 
 
-PHASE0_NOTE = """\
-Serving Kimi-K2.5 with the public EAGLE-3 drafter trained for **Kimi-K2** (2-step, as-is) is slower than
-plain decoding: **51.8 vs 82 tok/s**, 37% below baseline and 13% below our from-scratch drafter.
-
-Why:
-- Accept length is **0.58 accepted drafts per step** (SGLang prints `accept len: 1.58`): the drafter's `d2t`
-  table disagrees with the K2.5 mapping at 31,748 of 32,000 positions, so its drafts land on the wrong target tokens.
-- Each cycle costs about 2.5 baseline steps: the verify step is dominated by a ~30 ms NCCL all-reduce
-  (97% of the cycle on 8× PCIe), so it would need 1.50 accepted drafts per step just to break even.
-
-Next (Phase 1): fine-tune the K2 drafter on K2.5 data, or go after the verify step itself.
-"""
-
-# The figures below are those data/make_demo.py generates (data/README.md lists them).
-PHASE1_NOTE = """\
-*Illustrative phase: the seed story ends at Phase 0.*
-
-Fine-tuned on K2.5 data, the K2 drafter now lands its drafts: accept length **2.60 tokens per cycle**
-(1.60 of 2 drafts accepted, was 0.58). Single stream (`bench_serving`, max concurrency 1) it beats plain
-decoding: **94.9 vs 82.4 tok/s** (+15%).
-
-The gain does not survive batching. Per stream: +11% at 4 concurrent requests (85.7 vs 77.3 tok/s), and at
-16 it is **slower than the baseline** (59.6 vs 64.7 tok/s, −8%): the verify pass carries 3 tokens per request
-and grows with the batch, a plain decode step barely does. The crossover lies between 4 and 16.
-
-Evidence: server logs and `bench_serving` records only, one record per concurrency, so no spread to test
-against; the logs' `gen throughput` lines at 1 running request agree (≈ 95 tok/s).
-
-Accepted for **single-stream** serving; batched traffic keeps speculation off. Next (Phase 2): the verify step.
-"""
-
-PHASE2_NOTE = """\
-*Illustrative phase: the seed story ends at Phase 0.*
-
-A custom all-reduce for the verify step (one that works on this 8× PCIe box) replaces NCCL there: in the
-profiler trace the verify all-reduce takes **≈ 20 ms per cycle instead of ≈ 29 ms** (Phase 0's trace), and
-a whole cycle of the fine-tuned drafter takes 21.7 ms. At 2.60 tokens per cycle that is **120.0 vs 82.0 tok/s**
-single-stream (+46%, 5 runs each, the interval clear of zero) — what the cycle model predicts (2.60 ÷ 21.7 ms).
-Plain decode steps do not verify, so the baseline re-run beside it is unchanged.
-
-Accepted. Still open: Phase 1's concurrency sweep on this build, to see where the crossover moves.
-"""
-
-DECISIONS = (
-    PhaseDecision("phase-0", "K2 drafter as-is", "rejected", PHASE0_NOTE, datetime(2026, 2, 10, 16, 30)),
-    PhaseDecision("phase-1", "Fine-tuned K2 drafter", "accepted", PHASE1_NOTE, datetime(2026, 3, 4, 11, 0)),
-    PhaseDecision("phase-2", "Custom all-reduce for verify", "accepted", PHASE2_NOTE, datetime(2026, 3, 17, 16, 0)),
-)
+def demo_decisions(path: Path = DECISIONS_FILE) -> tuple[PhaseDecision, ...]:
+    """The demo's decisions, in phase order, as ``data/demo_decisions.toml`` holds them."""
+    with path.open("rb") as file:
+        entries = tomllib.load(file)["decision"]
+    return tuple(PhaseDecision(**entry) for entry in entries)
 
 
 def record_demo_decisions(db_path: Path, phases: set[str]) -> list[str]:
-    """Each demo phase's decision, in phase order; returns the ids of those recorded."""
+    """Each demo phase's decision, in phase order; returns the ids of those recorded now.
+
+    A decision the store already holds (same phase and title: an earlier ``specdash demo``) is not recorded
+    again, so building the demo into an existing store leaves it as it was.
+    """
+    from dashboard.analysis import data
+
+    held = set(data.decisions(db_path)[["phase", "title"]].itertuples(index=False, name=None))
     recorded = []
-    for decision in DECISIONS:
+    for decision in demo_decisions():
         if decision.phase not in phases:  # a demo folder without that phase: nothing to decide, nothing to warn about
+            continue
+        if (decision.phase, decision.title) in held:  # recorded by an earlier build of this store
             continue
         decision_id = record_phase_decision(db_path, decision)
         if decision_id is not None:

@@ -6,6 +6,7 @@ import filecmp
 import gzip
 import importlib.util
 import json
+import shutil
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -15,7 +16,7 @@ import duckdb
 import pytest
 
 from dashboard.analysis import data, evidence
-from dashboard.demo import PHASE0_NOTE
+from dashboard.demo import DECISIONS_FILE, DEMO_DIR, build_demo_store, demo_decisions
 from tests.conftest import ROOT
 
 DEMO = ROOT / "data" / "demo"
@@ -178,7 +179,9 @@ def decisions_by_phase(db: Path) -> dict[str, dict[str, Any]]:
 
 def test_phase0_decision_is_the_seed_verdict_unchanged(demo_db: Path) -> None:
     row = decisions_by_phase(demo_db)["phase-0"]
-    assert (row["title"], row["verdict"], row["note_md"]) == ("K2 drafter as-is", "rejected", PHASE0_NOTE)
+    phase0_note = next(decision.note_md for decision in demo_decisions() if decision.phase == "phase-0")
+    assert (row["title"], row["verdict"], row["note_md"]) == ("K2 drafter as-is", "rejected", phase0_note)
+    assert "51.8 vs 82 tok/s" in phase0_note and "31,748 of 32,000" in phase0_note  # the seed's figures, from data/
     assert row["created_at"] == datetime(2026, 2, 10, 16, 30)
     assert sorted(json.loads(row["session_ids"])) == deciding_sessions(demo_db, "phase-0")
     assert len(json.loads(row["session_ids"])) == 3  # the three benchmark sessions, as before the demo grew
@@ -210,3 +213,48 @@ def test_each_phase_ends_with_its_decision(demo_db: Path) -> None:
     assert sorted(json.loads(row["session_ids"])) == deciding_sessions(demo_db, "phase-1")
     assert evidence.frozen(row)["phases"] == ["phase-1"]
     assert evidence.check_decision(demo_db, row).stale is False
+
+
+def test_the_decisions_live_in_data_beside_the_demo_files() -> None:
+    """The notes, titles, verdicts and dates come from data/ (no seed figure in dashboard/demo.py), outside data/demo,
+    which holds only what make_demo.py writes and is ingested folder by folder."""
+    assert DECISIONS_FILE.parent == DEMO_DIR.parent == ROOT / "data"
+    decisions = demo_decisions()
+    assert [(d.phase, d.title, d.verdict, d.created_at) for d in decisions] == [
+        ("phase-0", "K2 drafter as-is", "rejected", datetime(2026, 2, 10, 16, 30)),
+        ("phase-1", "Fine-tuned K2 drafter", "accepted", datetime(2026, 3, 4, 11, 0)),
+        ("phase-2", "Custom all-reduce for verify", "accepted", datetime(2026, 3, 17, 16, 0)),
+    ]
+    assert all(decision.note_md.endswith(".\n") and not decision.note_md.startswith("\n") for decision in decisions)
+    source = (ROOT / "dashboard" / "demo.py").read_text(encoding="utf-8")
+    assert not [figure for figure in ("51.8", "31,748", "29.1", "0.58", "2.60") if figure in source]
+
+
+def table_rows(con: duckdb.DuckDBPyConnection, database: str) -> dict[str, int]:
+    """Every table of ``database`` (schema.table) with its row count."""
+    tables = con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? ORDER BY ALL",
+                         [database]).fetchall()
+    return {f"{schema}.{table}": con.execute(f'SELECT count(*) FROM "{database}"."{schema}"."{table}"').fetchone()[0]  # type: ignore[index]
+            for schema, table in tables}
+
+
+def test_building_the_demo_again_changes_no_row(demo_db: Path, tmp_path: Path) -> None:
+    """`specdash demo` on an existing store (`make run` twice): every table holds exactly the rows it held, decisions included."""
+    again = tmp_path / "again.duckdb"
+    shutil.copyfile(demo_db, again)
+    if demo_db.with_name(demo_db.name + ".wal").exists():
+        shutil.copyfile(demo_db.with_name(demo_db.name + ".wal"), again.with_name(again.name + ".wal"))
+    reports = build_demo_store(again)
+    assert {report.status for report in reports} == {"already ingested"}
+    with duckdb.connect() as con:
+        con.execute("ATTACH ? AS build1 (READ_ONLY)", [str(demo_db)])
+        con.execute("ATTACH ? AS build2 (READ_ONLY)", [str(again)])
+        counts = table_rows(con, "build1")
+        assert table_rows(con, "build2") == counts
+        assert counts["main.decisions"] > 0 and counts["main.sources"] > 0
+        for table in counts:  # no column left out: not even a time of ingest or the store's last_change moves
+            schema, name = table.split(".")
+            for left, right in (("build1", "build2"), ("build2", "build1")):
+                [(extra,)] = con.execute(f'SELECT count(*) FROM (SELECT * FROM {left}."{schema}"."{name}" '
+                                         f'EXCEPT ALL SELECT * FROM {right}."{schema}"."{name}")').fetchall()
+                assert extra == 0, f"{table}: {extra} rows in the {left} build only"
