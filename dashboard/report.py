@@ -16,7 +16,12 @@ import plotly.graph_objects as go
 
 from dashboard import charts
 from dashboard.analysis import definitions, frames, sampling
-from dashboard.analysis.compare import ISO_SPEEDUPS, METRIC_LABELS, TOKENS_OVER_TIME
+from dashboard.analysis.compare import (
+    ISO_SPEEDUPS,
+    METRIC_LABELS,
+    TOKENS_OVER_TIME,
+    break_even_reason,
+)
 from dashboard.analysis.definitions import ACCEPT, EMPTY, MS, RATIO
 from dashboard.analysis.evidence import evidence_frames, headline
 
@@ -120,6 +125,16 @@ def compare_report_of(
     return compare_report(selection, table, findings, figures, link, demo, points_note=sampling.run_points_note(runs))
 
 
+
+def break_even_item(b: dict[str, Any]) -> str:
+    """One frozen break-even figure as an HTML list item; outside its domain (τ or r below 1), the reason instead."""
+    if reason := break_even_reason(b["tokens_per_step"], b["cost_ratio"]):
+        return f"<li><b>{esc(b['variant'])}</b>: {esc(reason)}</li>"
+    return (f"<li><b>{esc(b['variant'])}</b>: r = {RATIO.number(b['cost_ratio'])} (cycle {MS.text(b['cycle_ms'])}, "
+            f"{esc(b['cycle_source'])}; baseline step {MS.text(b['baseline_step_ms'])}); breaks even at "
+            f"{ACCEPT.text(b['needed_tokens_per_step'])} = {ACCEPT.number(b['needed_accepted_drafts'])} accepted drafts/step; "
+            f"at its accept length needs a cycle ≤ {MS.text(b['needed_cycle_ms'])}.</li>")
+
 def decision_report(
     decision: dict[str, Any], evidence: dict[str, Any], link: str | None = None, stale_reasons: Sequence[str] = ()
 ) -> str:
@@ -150,12 +165,7 @@ def decision_report(
     body += ["<h2>Numbers (frozen when decided)</h2>", table_html(numbers)]
     body += figures_html(figures, first_note=sampling.run_points_note(runs))
     if evidence.get("break_even"):
-        body.append("<h2>Break-even</h2><ul>" + "".join(
-            f"<li><b>{esc(b['variant'])}</b>: r = {RATIO.number(b['cost_ratio'])} (cycle {MS.text(b['cycle_ms'])}, "
-            f"{esc(b['cycle_source'])}; baseline step {MS.text(b['baseline_step_ms'])}); breaks even at "
-            f"{ACCEPT.text(b['needed_tokens_per_step'])} = {ACCEPT.number(b['needed_accepted_drafts'])} accepted drafts/step; "
-            f"at its accept length needs a cycle ≤ {MS.text(b['needed_cycle_ms'])}.</li>"
-            for b in evidence["break_even"]) + "</ul>")
+        body.append("<h2>Break-even</h2><ul>" + "".join(map(break_even_item, evidence["break_even"])) + "</ul>")
     findings = frames.findings_table(evidence.get("comparability", []))
     body.append("<h2>Config differences from the baseline</h2>")
     body.append(table_html(findings) if not findings.empty else "<p>None beyond the drafter: like-for-like.</p>")

@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 
 from dashboard import charts
 from dashboard.analysis.definitions import ACCEPT, EMPTY, MS, RATIO, TOK_S
-from dashboard.analysis.sweeps import CROSSOVER_AT, X_AXES, Crossover
+from dashboard.analysis.sweeps import CROSSOVER_AT, UNKNOWN, X_AXES, Crossover
 
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
@@ -88,12 +88,19 @@ def cause_chart(curve: pd.DataFrame, base: pd.DataFrame, x: str) -> go.Figure:
     return figure
 
 
+def config_order(text: str) -> tuple[bool, int]:
+    """Sort key of one config value as the grid labels it: numbers in order, ``UNKNOWN`` (no file gives it) last."""
+    return (True, 0) if text == UNKNOWN else (False, int(text))
+
+
 def grid_chart(cells: pd.DataFrame, by_speedup: bool, title: str) -> go.Figure:
-    """One heatmap: rows 'steps · topk', columns draft tokens; the best cell marked ★."""
+    """One heatmap: rows 'steps · topk', columns draft tokens ('?' where no file gives the value, last); the best
+    cell marked ★."""
     value = "speedup" if by_speedup else "throughput"
     quantity = RATIO if by_speedup else TOK_S
-    rows = sorted(cells["row"].unique(), key=lambda r: [int(t) for t in r.replace("steps ", "").split(" · topk ")])
-    columns = sorted(cells["column"].unique(), key=int)
+    rows = sorted(cells["row"].unique(),
+                  key=lambda r: [config_order(t) for t in r.replace("steps ", "").split(" · topk ")])
+    columns = sorted(cells["column"].unique(), key=config_order)
     z: list[list[float | None]] = []
     text: list[list[str]] = []
     custom: list[list[list[str]]] = []

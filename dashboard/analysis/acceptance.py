@@ -21,7 +21,18 @@ import pandas as pd
 
 from dashboard.analysis import stats
 from dashboard.analysis.data import frame, reader, relations
-from dashboard.analysis.definitions import ACCEPT, COLUMNS, EMPTY
+from dashboard.analysis.definitions import (
+    ACCEPT,
+    ACCEPT_BELOW_FLOOR,
+    COLUMNS,
+    CONDITIONAL_OUTSIDE,
+    EMPTY,
+    RATE_OUTSIDE,
+    SAMPLES_DROP,
+    SHARE,
+    SURVIVAL_OUTSIDE,
+    SURVIVAL_RISES,
+)
 
 ACCEPTANCE_VIEWS = frozenset({"acceptance_position_rates", "acceptance_request_rows", "acceptance_datasets",
                               "acceptance_metric_windows"})
@@ -49,7 +60,11 @@ def position_rates(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.
 
 # Every per-request figure is one SQL aggregate over the view's rows, so the page reads a few hundred rows
 # whether the store holds 36 requests or a million (bench/bench_acceptance.py).
-REQUESTS_OF = """FROM acceptance_request_rows WHERE (len($variants) = 0 OR list_contains($variants, variant))"""
+# A request whose accept length is below 1 (the floor, bonus included) is not a result: left out of every figure,
+# and ``out_of_domain`` says which and why.
+IN_DOMAIN = "(accept_length IS NULL OR accept_length >= 1)"
+REQUESTS_OF = ("FROM acceptance_request_rows WHERE (len($variants) = 0 OR list_contains($variants, variant)) "
+               f"AND {IN_DOMAIN}")
 HISTOGRAM_BIN = 0.1  # tokens/step per bar of the per-request histogram
 ECDF_POINTS = 2000  # the ECDF is drawn through at most this many of each variant's sorted values (exact at each)
 
@@ -164,7 +179,14 @@ def worst_requests(db_path: str | Path, variant_list: Sequence[str] = (), count:
 
 
 def dataset_rows(db_path: str | Path) -> pd.DataFrame:
-    """Accept length per (dataset, variant, source) from benchmark records and per-request rows."""
+    """Accept length per (dataset, variant, source) from benchmark records and per-request rows; those below 1 left
+    out (``out_of_domain`` says which)."""
+    rows = all_dataset_rows(db_path)
+    return rows[~below_one(rows["accept_length"])].reset_index(drop=True)
+
+
+def all_dataset_rows(db_path: str | Path) -> pd.DataFrame:
+    """``dataset_rows`` before the domain check."""
     columns = ["variant", "phase", "dataset", "source_id", "origin", "scope", "accept_length", "output_throughput",
                "requests", "records"]
     if not _has_views(db_path):
@@ -197,7 +219,14 @@ SWEEP_DATASETS = """
 
 
 def metric_windows(db_path: str | Path) -> pd.DataFrame:
-    """Accept length per Prometheus window: counter deltas, counters since start, exported gauges."""
+    """Accept length per Prometheus window: counter deltas, counters since start, exported gauges; a window whose
+    accept length is below 1 or whose rate is outside 0–1 left out (``out_of_domain`` says which)."""
+    windows = all_metric_windows(db_path)
+    return windows[~window_outside(windows)].reset_index(drop=True)
+
+
+def all_metric_windows(db_path: str | Path) -> pd.DataFrame:
+    """``metric_windows`` before the domain check."""
     columns = ["variant", "phase", "source_id", "scope", "window", "reset", "engines", "drafts", "draft_tokens",
                "accepted", "accept_length", "accept_rate"]
     if not _has_views(db_path):
@@ -217,6 +246,16 @@ def source_paths(db_path: str | Path, source_ids: Sequence[str]) -> dict[str, st
         return {}
     rows = frame(db_path, "SELECT source_id, path FROM sources WHERE list_contains($ids, source_id)", {"ids": list(source_ids)})
     return dict(zip(rows["source_id"], rows["path"], strict=True))
+
+
+def record_lines(db_path: str | Path, source_ids: Sequence[str]) -> dict[str, str]:
+    """'<source id> · record <i>' → 'line <n>': where a bench record's per-position rates were read (its line)."""
+    if not source_ids:
+        return {}
+    rows = frame(db_path, "SELECT source_id, record_index, line_no FROM bench_serving "
+                 "WHERE list_contains($ids, source_id) AND line_no IS NOT NULL", {"ids": list(source_ids)})
+    return {f"{s} · record {int(i)}": f"line {int(n)}"
+            for s, i, n in zip(rows["source_id"], rows["record_index"], rows["line_no"], strict=True)}
 
 
 def trace_cycle_parts(db_path: str | Path) -> pd.DataFrame:
@@ -319,6 +358,172 @@ def first_below(curve: pd.DataFrame, threshold: float) -> int | None:
     """The first draft position whose conditional rate falls below ``threshold`` (None: none does)."""
     below = curve[pd.to_numeric(curve["conditional"], errors="coerce") < threshold]
     return int(below["position"].min()) if not below.empty else None
+
+
+# --- invariants: a figure outside its domain is no result (issue #29) -------------------------------
+# S(k) = P(≥ k accepted) lies in [0, 1] and never rises with k; c(k) = P(k | k−1) lies in [0, 1]; a rate lies in
+# [0, 1]; an accept length (bonus included) is ≥ 1. A curve or row that breaks one is left out and named, with why.
+
+PLACES_SHOWN = 3  # windows (lines, records) named per file before "…"
+SLACK = 1e-9  # pooled sums are floats: a rise or an excess smaller than this is rounding, not a defect
+
+
+def outside_unit(value: float) -> bool:
+    return bool(pd.notna(value)) and not -SLACK <= value <= 1 + SLACK
+
+
+def curve_defects(curve: pd.DataFrame) -> list[str]:
+    """What breaks one curve's invariants (rows of one (variant, origin) or one sample, any order); empty: none."""
+    ordered = curve.sort_values("position")
+    ks = ordered["position"].astype(int).tolist()
+    survival = pd.to_numeric(ordered["survival"], errors="coerce").tolist()
+    defects = [SURVIVAL_OUTSIDE.format(value=SHARE.text(v), k=k) for k, v in zip(ks, survival, strict=True)
+               if outside_unit(v)]
+    for i in range(1, len(ks)):
+        if survival[i] > survival[i - 1] + SLACK:
+            defects.append(SURVIVAL_RISES.format(before=SHARE.text(survival[i - 1]), k0=ks[i - 1],
+                                                 after=SHARE.text(survival[i]), k1=ks[i]))
+            break
+    given = ordered["conditional"] if "conditional" in ordered else pd.Series(conditional(survival))
+    bad = [(k, float(c)) for k, c in zip(ks, pd.to_numeric(given, errors="coerce"), strict=True) if outside_unit(c)]
+    if bad and not any(d.startswith("survival rises") for d in defects):  # a rise is what lifts c(k) above 1
+        defects.append(CONDITIONAL_OUTSIDE.format(value=SHARE.text(bad[0][1]), k=bad[0][0]))
+    return defects
+
+
+def samples_drop(curve: pd.DataFrame) -> str | None:
+    """Where a pooled curve's positions pool fewer samples than the position before (the usual cause of a rise)."""
+    ordered = curve.sort_values("position")
+    counts = pd.to_numeric(ordered["samples"], errors="coerce").tolist()
+    ks = ordered["position"].astype(int).tolist()
+    for i in range(1, len(ks)):
+        if counts[i] < counts[i - 1]:
+            return SAMPLES_DROP.format(k0=ks[i - 1], before=int(counts[i - 1]), k1=ks[i], after=int(counts[i]))
+    return None
+
+
+def file_name(source_id: str, paths: dict[str, str]) -> str:
+    return Path(paths[source_id]).name if source_id in paths else source_id
+
+
+def places(source_ids: Sequence[str], windows: Sequence[str], paths: dict[str, str]) -> str:
+    """'a.log (line 12, line 40), b.txt (record 0)': each file with the windows (lines, records) it gave."""
+    by_file: dict[str, list[str]] = {}
+    for source, window in zip(source_ids, windows, strict=True):
+        listed = by_file.setdefault(file_name(source, paths), [])
+        if window and window not in listed:
+            listed.append(window)
+    parts = []
+    for name, listed in sorted(by_file.items()):
+        more = f", … {len(listed) - PLACES_SHOWN} more" if len(listed) > PLACES_SHOWN else ""
+        parts.append(f"`{name}`" + (f" ({', '.join(listed[:PLACES_SHOWN])}{more})" if listed else ""))
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class CurveWarning:
+    """A per-position curve left out: whose, from where (files, lines), and what is wrong."""
+
+    variant: str
+    origin: str
+    where: str
+    what: str
+
+    def text(self) -> str:
+        return (f"**{self.variant}** · {self.origin}, from {self.where}: {self.what}. Not shown as a result: "
+                "P(≥ k) must lie in 0–100% and never rise with k, and P(k | k−1) must lie in 0–100%.")
+
+
+def sample_places(samples: pd.DataFrame, paths: dict[str, str], lines: dict[str, str]) -> str:
+    """The files and windows (a log line, a record's line) of these ``position_samples`` rows."""
+    windows = [lines.get(s, s.split(" · ", 1)[-1]) for s in samples["sample"].astype(str)]
+    return places(samples["source_id"].astype(str).tolist(), windows, paths)
+
+
+def curve_warning(curve: pd.DataFrame, samples: pd.DataFrame, paths: dict[str, str],
+                  lines: dict[str, str] | None = None) -> CurveWarning | None:
+    """Why one (variant, origin) curve is no result, naming its samples' files and windows (``lines``: a record's
+    line, from ``record_lines``); None when it holds."""
+    defects = curve_defects(curve)
+    if not defects:
+        return None
+    variant, origin = str(curve["variant"].iloc[0]), str(curve["origin"].iloc[0])
+    own = samples[(samples["variant"] == variant) & (samples["origin"] == origin)] if not samples.empty else samples
+    broken = [part for _, part in own.groupby("sample", sort=True) if curve_defects(part)] if not own.empty else []
+    if broken:  # a sample that breaks the invariants by itself: name it and what it says
+        where = sample_places(pd.concat(broken), paths, lines or {})
+        return CurveWarning(variant, origin, where, "; ".join(curve_defects(broken[0])))
+    if not own.empty:
+        where = sample_places(own, paths, lines or {})
+    else:
+        sources = [part for value in curve["sources"] for part in str(value).split(", ") if part]
+        where = places(sources, [""] * len(sources), paths)
+    cause = samples_drop(curve)
+    return CurveWarning(variant, origin, where, "; ".join(defects) + (f" ({cause})" if cause else ""))
+
+
+def checked_curves(curves: pd.DataFrame, samples: pd.DataFrame, paths: dict[str, str],
+                   lines: dict[str, str] | None = None) -> tuple[pd.DataFrame, list[CurveWarning]]:
+    """The curves that hold their invariants, and a warning for each that does not (it is left out).
+
+    ``samples``: the ``position_samples`` the curves pooled (empty for per-request curves, pooled in SQL);
+    ``paths``: file path per source id and ``lines`` (``record_lines``) a record's line, to name where the figures
+    were read."""
+    if curves.empty:
+        return curves, []
+    kept, warnings = [], []
+    for _, curve in curves.groupby(["variant", "origin"], sort=True):
+        warning = curve_warning(curve, samples, paths, lines)
+        if warning is None:
+            kept.append(curve)
+        else:
+            warnings.append(warning)
+    held = pd.concat(kept, ignore_index=True) if kept else pd.DataFrame(columns=curves.columns)
+    return held, warnings
+
+
+def below_one(values: pd.Series) -> pd.Series:
+    """An accept length below its floor 1 (bonus included); a missing one is not."""
+    return pd.to_numeric(values, errors="coerce") < 1
+
+
+def window_outside(windows: pd.DataFrame) -> pd.Series:
+    """A /metrics window whose accept length is below 1 or whose mean rate is outside 0–1."""
+    rate = pd.to_numeric(windows["accept_rate"], errors="coerce")
+    return below_one(windows["accept_length"]) | (rate < 0) | (rate > 1)
+
+
+REQUESTS_BELOW = f"""
+    SELECT variant, path, line_no, accept_length FROM acceptance_request_rows
+    WHERE (len($variants) = 0 OR list_contains($variants, variant)) AND NOT {IN_DOMAIN}
+    ORDER BY variant, path, line_no"""
+
+
+def out_of_domain(db_path: str | Path, variant_list: Sequence[str] = ()) -> list[str]:
+    """What the page's per-request, per-dataset and /metrics figures leave out because it is outside its domain
+    (accept length below 1, a rate outside 0–1): one sentence per variant and kind, naming files and lines."""
+    if not _has_views(db_path):
+        return []
+    wanted = set(variant_list)
+    notes = []
+    requests = frame(db_path, REQUESTS_BELOW, {"variants": list(variant_list)})
+    for variant, rows in requests.groupby("variant", sort=True):
+        where = places([str(p) for p in rows["path"]], [f"line {int(n)}" if pd.notna(n) else "" for n in rows["line_no"]],
+                       {str(p): str(p) for p in rows["path"]})
+        notes.append(f"**{variant}** · {len(rows)} request(s) from {where}: "
+                     + ACCEPT_BELOW_FLOOR.format(value=ACCEPT.number(rows["accept_length"].min())) + ".")
+    datasets, windows = all_dataset_rows(db_path), all_metric_windows(db_path)
+    datasets = datasets[below_one(datasets["accept_length"]) & (datasets["variant"].isin(wanted) | (not wanted))]
+    windows = windows[window_outside(windows) & (windows["variant"].isin(wanted) | (not wanted))]
+    paths = source_paths(db_path, sorted(set(datasets["source_id"]) | set(windows["source_id"])))
+    for row in datasets.itertuples():
+        notes.append(f"**{row.variant}** · dataset {row.dataset}, from {places([str(row.source_id)], [''], paths)}: "
+                     + ACCEPT_BELOW_FLOOR.format(value=ACCEPT.number(row.accept_length)) + ".")
+    for row in windows.itertuples():
+        what = (ACCEPT_BELOW_FLOOR.format(value=ACCEPT.number(row.accept_length)) if below_one(pd.Series([row.accept_length])).iloc[0]
+                else RATE_OUTSIDE.format(value=SHARE.text(row.accept_rate)))
+        notes.append(f"**{row.variant}** · /metrics {row.window}, from {places([str(row.source_id)], [''], paths)}: {what}.")
+    return notes
 
 
 # --- how many steps to draft ----------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from dashboard.analysis.definitions import ACCEPT, R_BELOW_ONE, RATIO, TAU_BELOW_FLOOR
 from dashboard.analysis.stats import DiffCI, MeanCI, mean_ci_of, t_quantile
 from ingest.variants import drafter_name
 
@@ -173,18 +174,43 @@ class BreakEven:
         return self.tokens_per_step / self.cost_ratio
 
     @property
-    def needed_tokens_per_step(self) -> float:
-        """Accept length (bonus incl.) that breaks even at this cycle cost: τ = r."""
-        return self.cost_ratio
+    def tau_problem(self) -> str | None:
+        """Why τ is no result (below its floor 1), or None."""
+        return tau_below_floor(self.tokens_per_step)
 
     @property
-    def needed_accepted_drafts(self) -> float:
-        return self.cost_ratio - 1
+    def reason(self) -> str | None:
+        """Why there is no break-even accept length (τ below 1, or r below 1), or None."""
+        return break_even_reason(self.tokens_per_step, self.cost_ratio)
 
     @property
-    def needed_cycle_ms(self) -> float:
-        """Cycle time that breaks even at this accept length: r = τ."""
-        return self.tokens_per_step * self.baseline_step_ms
+    def needed_tokens_per_step(self) -> float | None:
+        """Accept length (bonus incl.) that breaks even at this cycle cost: τ = r; None outside the domain (``reason``)."""
+        return None if self.reason else self.cost_ratio
+
+    @property
+    def needed_accepted_drafts(self) -> float | None:
+        return None if self.reason else self.cost_ratio - 1
+
+    @property
+    def needed_cycle_ms(self) -> float | None:
+        """Cycle time that breaks even at this accept length: r = τ; None when τ is below its floor."""
+        return None if self.tau_problem else self.tokens_per_step * self.baseline_step_ms
+
+
+TAU_FLOOR = 1.0  # tokens per step, bonus token included: a step always emits one token
+
+
+def tau_below_floor(tau: float) -> str | None:
+    """Why a τ read from data is no result: below 1 it is not bonus-inclusive, or broken; None when τ ≥ 1."""
+    return TAU_BELOW_FLOOR.format(tau=ACCEPT.text(tau)) if tau < TAU_FLOOR else None
+
+
+def break_even_reason(tau: float, cost_ratio: float) -> str | None:
+    """Why break-even (τ = r) has no figure: τ below its floor, or r < 1 (speculation wins at every τ ≥ 1)."""
+    if (problem := tau_below_floor(tau)) is not None:
+        return problem
+    return R_BELOW_ONE.format(r=RATIO.number(cost_ratio)) if cost_ratio < TAU_FLOOR else None
 
 
 def measured_cycle_ms(measured: pd.DataFrame, variant: str, kind: str) -> float | None:
@@ -227,6 +253,15 @@ def break_even(comparison: pd.DataFrame, measured: pd.DataFrame, baseline: str |
     return out
 
 
+def below_floor(accept: pd.DataFrame) -> pd.DataFrame:
+    """The sessions whose accept length is below 1 (``plane_points`` leaves them out), with why."""
+    if accept.empty:
+        return pd.DataFrame(columns=["session_id", "tokens_per_step", "reason"])
+    low = accept[pd.to_numeric(accept["tokens_per_step"], errors="coerce") < TAU_FLOOR]
+    return pd.DataFrame({"session_id": low["session_id"], "tokens_per_step": low["tokens_per_step"],
+                         "reason": [tau_below_floor(float(t)) for t in low["tokens_per_step"]]})
+
+
 def plane_points(
     sessions: pd.DataFrame, accept: pd.DataFrame, baseline_step_ms: float, metric: str
 ) -> pd.DataFrame:
@@ -236,7 +271,7 @@ def plane_points(
     for _, row in sessions.iterrows():
         rate = _num(row[metric])
         tau = _num(tau_by.get(row["session_id"]))
-        if rate is None or rate <= 0:
+        if rate is None or rate <= 0 or (tau is not None and tau < TAU_FLOOR):  # τ < 1: ``below_floor`` says why
             continue
         tau = 1.0 if tau is None else tau  # no accept length logged: plain decode, one token per step
         cycle_ms = tau / rate * 1000

@@ -25,7 +25,7 @@ SPEEDUP = "Speedup = headline tok/s ÷ the baseline's headline tok/s."
 TOKENS_PER_STEP = ("tokens/step (accept length as SGLang logs it) = tokens emitted per verify step, bonus token "
                    "included (floor 1.00). From the server-log decode lines inside measured runs' time windows "
                    "(run_log_stats; warm-ups and idle stretches excluded), weighted by #running-req.")
-ACCEPTED_DRAFTS = "accepted drafts/step = tokens/step − 1: draft tokens accepted per step, bonus excluded (the story's 0.58)."
+ACCEPTED_DRAFTS = "accepted drafts/step = tokens/step − 1: draft tokens accepted per step, bonus excluded; 0 for a drafter whose every draft is rejected."
 CYCLE_EST = ("est. cycle = tokens/step ÷ headline tok/s (baseline: 1 ÷ tok/s = one decode step). A cycle-model "
              "estimate, not a measurement; a profiler trace replaces it on the Break-even page.")
 COST_RATIO = "r = cycle time ÷ baseline step time: how many baseline steps one speculative cycle costs."
@@ -50,6 +50,29 @@ RANKS = ("The same all-reduce takes different wall time on each rank: the fastes
 
 ALL = (TOK_PER_S, TOKENS_OVER_TIME, MEAN_OF_RUNS, CI, DELTA, SPEEDUP, TOKENS_PER_STEP, ACCEPTED_DRAFTS, CYCLE_EST,
        TAU, COST_RATIO, BREAK_EVEN, SHORT_RUN, LIKE_FOR_LIKE, HEADLINE_ORDER)
+
+# Why a figure is outside its domain and is not shown as a result (issue #29). Placeholders take numbers already
+# formatted by their Quantity.
+TAU_BELOW_FLOOR = ("τ = {tau} is below 1.00, the floor of tokens per step (the bonus token is always emitted): the "
+                   "source is not a bonus-inclusive accept length, or is broken, so no break-even is computed from it.")
+R_BELOW_ONE = ("r = {r} < 1: one speculative cycle costs less than one baseline step, so speculation wins at every "
+               "τ ≥ 1 (S = τ ÷ r > 1). Break-even would need τ = r, below the floor 1: there is no break-even accept length.")
+ACCEPT_BELOW_FLOOR = ("accept length {value} is below 1.00, the floor of tokens per step (bonus included): not a "
+                      "bonus-inclusive figure, or broken; left out")
+RATE_OUTSIDE = "rate {value} is outside 0–100%: not an acceptance rate as read; left out"
+SURVIVAL_OUTSIDE = "P(≥ k) = {value} at k = {k} is outside 0–100%"
+SURVIVAL_RISES = ("survival rises from {before} at k = {k0} to {after} at k = {k1}: these per-position figures are not "
+                  "one run's P(≥ k) (nor products of its conditional rates)")
+CONDITIONAL_OUTSIDE = "P(k | k−1) = {value} at k = {k} is outside 0–100%"
+SAMPLES_DROP = ("position {k1} pools {after} sample(s) and position {k0} pools {before}: samples that drafted fewer "
+                "positions drop out, so the pooled positions are not one population")
+SWEEP_POOLS_FILES = ("This sweep pools {files} files that no label or server config says are one system ({names}): "
+                     "speedup is shown only where one file holds both the baseline and the speculative point; label "
+                     "the files (`specdash label`) or ingest their server configs to pair them across files.")
+SWEEP_LEFT_OUT = "{count} point(s) give no {axis} ({names}) and are left out of this sweep's figures."
+SWEEP_NO_CONFIG = ("The drafter config (steps · topk · draft tokens) is unknown for these points: their files carry no "
+                   "server config, so the grid shows '?' for it.")
+SWEEP_NO_X = "{variant} has no point with a {axis}: nothing to place on the grid."
 
 
 # --- how numbers are shown: one declaration per quantity -------------------------------------------
@@ -327,6 +350,13 @@ COLUMNS: dict[str, Column] = {
     "sha256": Column("sha256", "Content hash (first 12 hex digits): re-ingesting the same bytes is a no-op."),
     "linked by": Column("linked by", f"How a server log was linked to the session; {EMPTY} for the session's own file."),
     "ingested": Column("ingested (UTC)", "When the file was ingested."),
+    "changed": Column("changed (UTC)", "When the label change was made (`specdash label` or Ingest → Label files)."),
+    "change": Column("change", "What the label change did to the file: relabelled (a new variant name), re-phased, or deleted."),
+    "labelled file": Column("file", "The file whose labels changed (`specdash label --history` gives whole paths).",
+                            width=TEXT_WIDTH),
+    "was": Column("was", "The variant the pages showed the file's evidence under, and its phase, before the change."),
+    "now": Column("now", f"The file's variant and phase after the change; {EMPTY} for a deleted file. \"as the file "
+                  "says\": a new phase only, the variant still named from the file's evidence."),
     "rows loaded": Column("rows loaded", "Rows the file added to the store's tables.", COUNT),
     "lines skipped": Column("lines skipped", "Lines (or events) read but not used: noise, other log lines, unused "
                             "trace events.", COUNT),

@@ -16,6 +16,7 @@ from dashboard.analysis.compare import (
     METRIC_LABELS,
     TOKENS_OVER_TIME,
     BreakEven,
+    break_even_reason,
 )
 from dashboard.analysis.definitions import (
     ACCEPT,
@@ -43,6 +44,12 @@ def break_even_sentence(result: BreakEven) -> str:
     """What one drafter needs to break even, in words (the Break-even page, under the plane)."""
     how = ("estimated from tok/s and accept length" if result.cycle_source == CYCLE_ESTIMATED
            else f"measured in a profiler trace; the cycle model says {MS.text(result.estimated_cycle_ms)}")
+    if result.tau_problem:
+        return f"**{result.variant}**: no break-even figure. {result.tau_problem}"
+    if result.reason:
+        return (f"**{result.variant}**: r = {RATIO.number(result.cost_ratio)} (cycle ≈ {MS.text(result.cycle_ms)}, {how}, "
+                f"vs baseline step {MS.text(result.baseline_step_ms)}), τ = {ACCEPT.text(result.tokens_per_step)}, "
+                f"S = τ ÷ r = {RATIO.number(result.predicted_speedup)}. {result.reason}")
     verdict_text = "loses to" if result.predicted_speedup < 1 else "beats"
     return (
         f"**{result.variant}**: r = {RATIO.number(result.cost_ratio)} (cycle ≈ {MS.text(result.cycle_ms)}, {how}, vs "
@@ -94,7 +101,10 @@ def numbers_table(evidence: dict[str, Any]) -> list[str]:
 
 
 def break_even_lines(evidence: dict[str, Any]) -> list[str]:
+    """One line per frozen break-even figure; a figure outside its domain (τ or r below 1) says why instead."""
     return [
+        f"- **{_cell(b['variant'])}**: {reason}"
+        if (reason := break_even_reason(b["tokens_per_step"], b["cost_ratio"])) else
         f"- **{_cell(b['variant'])}**: r = {RATIO.number(b['cost_ratio'])} (cycle {MS.text(b['cycle_ms'])} — "
         f"{b['cycle_source']} — vs baseline step {MS.text(b['baseline_step_ms'])}). Breaks even at τ = "
         f"{ACCEPT.text(b['needed_tokens_per_step'])}, i.e. **{ACCEPT.number(b['needed_accepted_drafts'])} accepted "

@@ -24,7 +24,13 @@ import numpy as np
 import pandas as pd
 
 from dashboard.analysis.data import reader
-from dashboard.analysis.definitions import COLUMNS, Quantity
+from dashboard.analysis.definitions import (
+    COLUMNS,
+    SWEEP_LEFT_OUT,
+    SWEEP_POOLS_FILES,
+    Quantity,
+)
+from ingest.variants import drafter_name
 
 # The definitions the page shows (docs/metrics.md, "Sweeps", says the same); the tables' helps are these words.
 SPEEDUP = COLUMNS["sweep speedup"].help
@@ -43,6 +49,9 @@ BEST_COLUMNS = {"variant": "variant", "config_short": "best config", "throughput
                 "speedup": "sweep speedup", "tau": "sweep τ", "cycle_ms": "sweep cycle ms"}
 CONFIG = ["steps", "topk", "num_draft_tokens"]
 MODELLED = "modelled from step time"
+UNKNOWN = "?"  # a config value no file gives: never formatted as a number
+UNLABELLED = "unlabelled"  # the prefix of a variant named only by its folder (migration 019's folder_variant)
+NAMES_SHOWN = 4  # file names a sentence lists before "…"
 
 
 def points(db_path: str | Path) -> pd.DataFrame:
@@ -56,6 +65,62 @@ def points(db_path: str | Path) -> pd.DataFrame:
             FROM sweep_series ORDER BY sweep, variant, batch_size, concurrency, request_rate, steps, topk, num_draft_tokens
             """
         ).df()
+
+
+def apart_by_model(frame: pd.DataFrame) -> pd.DataFrame:
+    """Sweeps that pool points of several target models, one sweep per model ("<sweep> · <model>"; points naming
+    none: "<sweep> · model unknown"): one sweep is one system, and runs of two models never are."""
+    if frame.empty:
+        return frame
+    names = frame["model"].map(drafter_name)
+    models = names.groupby(frame["sweep"]).transform(lambda values: values.dropna().nunique())
+    split = models > 1
+    if not split.any():
+        return frame
+    out = frame.copy()
+    out.loc[split, "sweep"] = out.loc[split, "sweep"] + " · " + names[split].fillna("model unknown")
+    return out
+
+
+def file_names(paths: pd.Series) -> list[str]:
+    return sorted({str(p).replace("\\", "/").rsplit("/", 1)[-1] for p in paths.dropna()})
+
+
+def listed(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:NAMES_SHOWN])
+    return shown + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
+
+
+def one_system(frame: pd.DataFrame) -> bool:
+    """Whether something says a sweep's points are one system: one file, a target model every point names (the
+    same: ``apart_by_model``), or variants named by a label or folder layout rather than only by their folder."""
+    if frame["source_id"].nunique() <= 1:
+        return True
+    if frame["model"].notna().all():
+        return True
+    return not frame["variant"].astype(str).str.startswith(UNLABELLED).any()
+
+
+def pooled_files(frame: pd.DataFrame) -> str | None:
+    """Why a sweep's speedups pair points only within a file (``with_speedup(within_file=True)``); None when the
+    sweep is one system (``one_system``)."""
+    if frame.empty or one_system(frame):
+        return None
+    names = file_names(frame["path"])
+    return SWEEP_POOLS_FILES.format(files=len(names), names=listed(names))
+
+
+def placed(frame: pd.DataFrame, x: str) -> pd.DataFrame:
+    """The points that give the sweep's x (the others cannot be placed on its axis: ``left_out``)."""
+    return frame[frame[x].notna()]
+
+
+def left_out(frame: pd.DataFrame, x: str) -> str | None:
+    """What ``placed`` leaves out, in one sentence; None when every point gives x."""
+    missing = frame[frame[x].isna()]
+    if missing.empty:
+        return None
+    return SWEEP_LEFT_OUT.format(count=len(missing), axis=X_AXES[x], names=listed(file_names(missing["path"])))
 
 
 def best_table(best: pd.DataFrame, x: str) -> pd.DataFrame:
@@ -96,9 +161,10 @@ def first(values: pd.Series) -> object:
     return present.iloc[0] if len(present) else None
 
 
-def aggregate(frame: pd.DataFrame, x: str) -> pd.DataFrame:
-    """Points repeated at one (variant, config, x) as mean, sd and count; the configs kept as given."""
-    keys = ["variant", "is_baseline", x, *CONFIG]
+def aggregate(frame: pd.DataFrame, x: str, within_file: bool = False) -> pd.DataFrame:
+    """Points repeated at one (variant, config, x) as mean, sd and count; the configs kept as given; with
+    ``within_file``, per file too."""
+    keys = ["variant", "is_baseline", x, *CONFIG, *(["source_id"] if within_file else [])]
     shaped = frame.assign(**{c: frame[c].astype("Int64") for c in CONFIG})
     grouped = shaped.groupby(keys, dropna=False, sort=True)
     out = grouped.agg(
@@ -109,13 +175,15 @@ def aggregate(frame: pd.DataFrame, x: str) -> pd.DataFrame:
     return out
 
 
-def with_speedup(frame: pd.DataFrame, x: str) -> pd.DataFrame:
-    """Each speculative point with the baseline at the same x: speedup, its sd, τ, r and the step time."""
-    agg = aggregate(frame, x)
-    base = agg[agg["is_baseline"]].groupby(x).agg(
+def with_speedup(frame: pd.DataFrame, x: str, within_file: bool = False) -> pd.DataFrame:
+    """Each speculative point with the baseline at the same x: speedup, its sd, τ, r and the step time. With
+    ``within_file`` (a sweep that is not known to be one system: ``pooled_files``), only a baseline of the same file."""
+    agg = aggregate(frame, x, within_file)
+    on = [x, "source_id"] if within_file else [x]
+    base = agg[agg["is_baseline"]].groupby(on).agg(
         base_throughput=("throughput", "mean"), base_sd=("throughput_sd", "mean"),
         base_step_ms=("step_time_ms", "mean")).reset_index()
-    spec = agg[~agg["is_baseline"]].merge(base, on=x, how="left")
+    spec = agg[~agg["is_baseline"]].merge(base, on=on, how="left")
     spec["speedup"] = spec["throughput"] / spec["base_throughput"]
     rel = np.sqrt((spec["throughput_sd"].fillna(0) / spec["throughput"]) ** 2
                   + (spec["base_sd"].fillna(0) / spec["base_throughput"]) ** 2)
@@ -130,13 +198,23 @@ def with_speedup(frame: pd.DataFrame, x: str) -> pd.DataFrame:
     spec["cycle_from"] = np.where(spec["step_time_ms"].notna(), "modelled (server p20 step time)",
                                   "estimated: τ × batch ÷ tok/s")
     spec["config"] = [config_label(r) for r in spec[CONFIG].itertuples(index=False)]
-    spec["config_short"] = [" · ".join(map(str, r)).replace("<NA>", "?") for r in spec[CONFIG].itertuples(index=False)]
+    spec["config_short"] = [" · ".join(config_parts(r)) for r in spec[CONFIG].itertuples(index=False)]
     return spec
 
 
+def config_value(value: object) -> str:
+    """A config value as text: the integer, or ``UNKNOWN`` when no file gives it."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return UNKNOWN
+    return str(int(value)) if isinstance(value, (int, float, np.integer, np.floating)) else str(value)
+
+
+def config_parts(values: Sequence[object]) -> list[str]:
+    return [config_value(v) for v in values]
+
+
 def config_label(values: Sequence[object]) -> str:
-    parts = ["?" if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else str(v) for v in values]
-    return "steps {} · topk {} · draft {}".format(*parts)
+    return "steps {} · topk {} · draft {}".format(*config_parts(values))
 
 
 def baseline_steps(frame: pd.DataFrame, x: str) -> pd.DataFrame:
@@ -218,9 +296,14 @@ def grid(spec: pd.DataFrame, x: str, value: float, variant: str) -> pd.DataFrame
     part = spec[(spec[x] == value) & (spec["variant"] == variant)].copy()
     if part.empty:
         return part
-    part["row"] = [f"steps {s} · topk {k}" for s, k in zip(part["steps"], part["topk"], strict=True)]
-    part["column"] = [str(d) for d in part["num_draft_tokens"]]
+    part["row"] = [f"steps {config_value(s)} · topk {config_value(k)}" for s, k in zip(part["steps"], part["topk"], strict=True)]
+    part["column"] = [config_value(d) for d in part["num_draft_tokens"]]
     return part
+
+
+def config_unknown(cells: pd.DataFrame) -> bool:
+    """Whether some grid cell's config is not given by its files (``UNKNOWN`` in its row or column)."""
+    return bool(cells[CONFIG].isna().any().any()) if not cells.empty else False
 
 
 def like_for_like(frame: pd.DataFrame) -> list[str]:
@@ -251,9 +334,9 @@ def break_even_path(frame: pd.DataFrame) -> pd.DataFrame:
     sweep, variant, x (its axis in ``axis``), tau, cost_ratio and ``r_from`` ("modelled step time ÷ baseline step
     time" when the sweep gives step times, else "estimated: τ ÷ speedup")."""
     parts = []
-    for sweep, part in frame.groupby("sweep", sort=True):
+    for sweep, part in apart_by_model(frame).groupby("sweep", sort=True):
         x = x_axis(part)
-        curve = curves(with_speedup(part, x), x)
+        curve = curves(with_speedup(placed(part, x), x, pooled_files(part) is not None), x)
         if curve.empty:
             continue
         curve = curve[curve["cost_ratio"].notna()]

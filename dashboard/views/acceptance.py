@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import acceptance_charts, queries, ui
+from dashboard import acceptance_charts, queries, ui, variant_ui
 from dashboard.analysis import acceptance
 from dashboard.analysis.definitions import ACCEPT, EMPTY, MS, RATIO, SHARE
 from dashboard.state import (
@@ -26,6 +26,8 @@ dataset_rows = queries.cached(acceptance.dataset_rows)
 metric_windows = queries.cached(acceptance.metric_windows)
 trace_cycle_parts = queries.cached(acceptance.trace_cycle_parts)
 source_paths = queries.cached(acceptance.source_paths)
+out_of_domain = queries.cached(acceptance.out_of_domain)
+record_lines = queries.cached(acceptance.record_lines)
 
 INGEST_WHAT = ("Ingest a vLLM server log with `SpecDecoding metrics` lines, a `vllm bench serve --save-result` JSON or "
                "`spec_decode.py` summary, per-request responses (vLLM `metrics.speculative_decoding`, SGLang `meta_info` "
@@ -41,6 +43,7 @@ left, right = st.columns([3, 1])
 ACCEPTANCE_VARIANTS.seed_list(everything, everything)
 variants: list[str] = left.multiselect("Variants", everything, key=ACCEPTANCE_VARIANTS.key)
 ACCEPTANCE_VARIANTS.publish()
+variant_ui.origins_note([], variants)
 threshold = right.slider("Conditional-rate threshold", 0.05, 0.95, 0.5, 0.05, key="acceptance_threshold",
                          help="Mark the first draft position whose conditional acceptance falls below this.")
 if not variants:
@@ -51,11 +54,19 @@ curves = acceptance.joined_curves(acceptance.position_curves(acceptance.position
 distribution = request_distribution(variants)
 for note in acceptance.mixed_sources(curves, distribution):
     st.warning(f":material/warning: Not like-for-like. {note}")
+for note in out_of_domain(variants):
+    st.warning(f":material/warning: Left out: {note}")
 
 # --- per position -------------------------------------------------------------------------------
 st.subheader("Per draft position: where the drafts die")
+curve_sources = sorted({part for value in curves["sources"] for part in str(value).split(", ") if part})
+curves, broken = acceptance.checked_curves(curves, acceptance.position_samples(rates), source_paths(curve_sources),
+                                           record_lines(curve_sources))
+for warning in broken:
+    st.warning(f":material/error: {warning.text()}")
 if curves.empty:
-    st.info("No per-position acceptance for these variants. " + INGEST_WHAT)
+    st.info("No per-position curve left to show: each one breaks its invariants (above)." if broken
+            else "No per-position acceptance for these variants. " + INGEST_WHAT)
 else:
     st.caption(f"{acceptance.SURVIVAL} {acceptance.CONDITIONAL}")
     marks = {(v, o): acceptance.first_below(c, threshold) for (v, o), c in curves.groupby(["variant", "origin"])}

@@ -38,16 +38,16 @@ if step_ms is None:
     st.info(f"The baseline {baseline} has no tok/s to derive a step time from.")
     st.stop()
 
+session_accept = queries.accept_length(selection.phases, selection.variants, by="session")
 session_points = compare.plane_points(
-    queries.session_summary(selection.phases, selection.variants),
-    queries.accept_length(selection.phases, selection.variants, by="session"),
-    step_ms, selection.metric,
+    queries.session_summary(selection.phases, selection.variants), session_accept, step_ms, selection.metric,
 )
+left_out = compare.below_floor(session_accept)
 points = session_points.assign(
     label=[f"{v} · {p or 'no phase'}" for v, p in zip(session_points["variant"], session_points["phase"], strict=True)],
     source=["session: cycle model estimate"] * len(session_points),
 ) if not session_points.empty else pd.DataFrame(columns=["label", "variant", "tokens_per_step", "cost_ratio", "source", "session_id"])
-traced = [r for r in results if r.cycle_source == compare.CYCLE_MEASURED]
+traced = [r for r in results if r.cycle_source == compare.CYCLE_MEASURED and r.tau_problem is None]
 if traced:
     points = pd.concat([points, pd.DataFrame([{"label": f"{r.variant} (trace)", "variant": r.variant, "session_id": None,
                                                "phase": ", ".join(selection.phases) or None, "cycle_ms": r.cycle_ms,
@@ -56,8 +56,9 @@ if traced:
                        ignore_index=True)
 
 # --- the plane ----------------------------------------------------------------------------------
+# Guides to the break-even line only where there is one (τ ≥ 1 and r ≥ 1: BreakEven.reason).
 needs = pd.DataFrame([{"variant": r.variant, "tokens_per_step": r.tokens_per_step, "cost_ratio": r.cost_ratio}
-                      for r in results])
+                      for r in results if r.reason is None])
 # The sweeps of the selected variants in the selected phases (all phases when none is picked), as paths.
 sweep_points = queries.cached(sweeps.points)()
 if selection.phases:
@@ -74,6 +75,10 @@ if labels:
     match = points[(points["label"] == labels[0]) & points["session_id"].notna()]
     if not match.empty:
         st.switch_page("views/run.py", query_params={**carried_params(), SESSION.url: match["session_id"].iloc[0]})
+if not left_out.empty:
+    st.warning("Not on the plane:\n" + "\n".join(f"- session `{sid}`: {reason}" for sid, reason in
+                                                  zip(left_out["session_id"], left_out["reason"], strict=True)),
+               icon=":material/warning:")
 st.caption("Each session is a point (click one to open it). Dashed guides: how far right (more accepted drafts) or down "
            "(a cheaper cycle) a drafter must move to reach the break-even line.")
 if not sweep_path.empty:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import queries, sweep_charts, ui
+from dashboard import queries, sweep_charts, ui, variant_ui
 from dashboard.analysis import sweeps
-from dashboard.analysis.definitions import RATIO
+from dashboard.analysis.definitions import RATIO, SWEEP_NO_CONFIG, SWEEP_NO_X
 
 DEFINITIONS = (f"{sweeps.SPEEDUP} {sweeps.CROSSOVER} τ = accept length (tokens per verify step, bonus included). "
                f"{sweeps.STEP_TIME} {sweeps.COST} See docs/metrics.md, 'Sweeps'.")
@@ -27,7 +27,7 @@ ui.demo_note(store)
 st.caption("Where speculation pays: speedup against batch size or concurrency, relative to the baseline measured "
            "at the same batch.")
 
-everything = queries.cached(sweeps.points)()
+everything = sweeps.apart_by_model(queries.cached(sweeps.points)())
 if everything.empty:
     st.info(EMPTY_HINT)
     st.stop()
@@ -47,11 +47,13 @@ st.caption(f"Source: `{source}` ({info['origin']}) · throughput: {info['kinds']
 if "modelled from step time" in info["kinds"]:
     st.warning("This sweep's tok/s is **modelled**: bench_speculative.py's `speed` = accept length ÷ the server's p20 "
                "step time (per request), not wall-clock throughput.", icon=":material/info:")
-for note in sweeps.like_for_like(part):
+pooled = sweeps.pooled_files(part)
+for note in [*sweeps.like_for_like(part), *filter(None, [pooled, sweeps.left_out(part, x)])]:
     st.warning(note, icon=":material/warning:")
+variant_ui.origins_note([], sorted(part["variant"].dropna().unique()))
 
-spec = sweeps.with_speedup(part, x)
-base = sweeps.baseline_steps(part, x)
+spec = sweeps.with_speedup(sweeps.placed(part, x), x, within_file=pooled is not None)
+base = sweeps.baseline_steps(sweeps.placed(part, x), x)
 if spec.empty:
     st.info("This sweep holds baseline points only: ingest the speculative runs of the same sweep to see a speedup.")
     st.stop()
@@ -63,6 +65,10 @@ curve = sweeps.curves(spec, x, None if choice.startswith("best") else choice)
 # --- speedup and the crossover -----------------------------------------------------------------
 if not info["has_baseline"]:
     st.info(f"No baseline in this sweep, so no speedup: only tok/s and accept length below. {EMPTY_HINT.split('. ')[0]}.")
+elif spec["speedup"].isna().all():
+    st.info((f"No file of this sweep holds both a baseline and a speculative point at the same {sweeps.X_AXES[x]} "
+             "(see the warning above)" if pooled else f"No baseline at the {sweeps.X_AXES[x]} of any speculative point")
+            + ", so no speedup: only tok/s and accept length below.")
 else:
     found = sweeps.crossovers(curve, x)
     left, right = st.columns([3, 2])
@@ -77,8 +83,8 @@ else:
                 st.markdown(f"- **{cross.variant}**: crossover at {sweeps.X_AXES[x]} **{at.number(cross.at)}**{band}, "
                             f"between {cross.last_paying:g} (pays) and {cross.first_losing:g} (does not).")
             elif cross.status == "one point":
-                row = curve[curve["variant"] == cross.variant].iloc[0]
-                st.markdown(f"- **{cross.variant}**: one {sweeps.X_AXES[x]} measured ({row[x]:g}): speedup "
+                row = curve[(curve["variant"] == cross.variant) & curve["speedup"].notna()].iloc[0]
+                st.markdown(f"- **{cross.variant}**: one {sweeps.X_AXES[x]} measured ({float(row[x]):g}): speedup "
                             f"{RATIO.number(row['speedup'])}× — no crossover can be located from one point.")
             else:
                 st.markdown(f"- **{cross.variant}**: {STATUS[cross.status].format(x=sweeps.X_AXES[x])}.")
@@ -99,12 +105,17 @@ variants = sorted(spec["variant"].unique())
 cols = st.columns(2)
 variant = cols[0].selectbox("Variant", variants)
 values = sorted(spec.loc[spec["variant"] == variant, x].dropna().unique())
-value = cols[1].selectbox(sweeps.X_AXES[x].capitalize(), values, format_func=lambda v: f"{v:g}")
-cells = sweeps.grid(spec, x, value, variant)
-by_speedup = bool(cells["speedup"].notna().any())
-title = f"{variant} at {sweeps.X_AXES[x]} {value:g}: " + ("speedup vs baseline" if by_speedup else "tok/s (no baseline)")
-st.plotly_chart(sweep_charts.grid_chart(cells, by_speedup, title), width="stretch")
-st.caption("★ marks the best config; hover a cell for its accept length and step time. An empty cell was not measured.")
+value = cols[1].selectbox(sweeps.X_AXES[x].capitalize(), values, format_func=lambda v: f"{float(v):g}")
+cells = sweeps.grid(spec, x, value, variant) if value is not None else spec.iloc[0:0]
+if cells.empty:
+    st.info(SWEEP_NO_X.format(variant=variant, axis=sweeps.X_AXES[x]))
+else:
+    by_speedup = bool(cells["speedup"].notna().any())
+    title = (f"{variant} at {sweeps.X_AXES[x]} {float(value):g}: "
+             + ("speedup vs baseline" if by_speedup else "tok/s (no baseline)"))
+    st.plotly_chart(sweep_charts.grid_chart(cells, by_speedup, title), width="stretch")
+    st.caption("★ marks the best config; hover a cell for its accept length and step time. An empty cell was not measured."
+               + (f" {SWEEP_NO_CONFIG}" if sweeps.config_unknown(cells) else ""))
 
 best = sweeps.best_per_x(spec, x)
 st.markdown(f"**Best config at each {sweeps.X_AXES[x]}**")
