@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 TRUE, FALSE = "1", "0"
+MISSING_OPTIONS_SHOWN = 6  # a stale link's warning lists this many valid values
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Param:
             remembered = self.remembered()
             wanted = from_url or (remembered if isinstance(remembered, list) else None) or default
             st.session_state[self.key] = [v for v in wanted if v in options] or [v for v in default if v in options]
+            self._say_missing([v for v in from_url if v not in options], options, st.session_state[self.key])
         else:
             st.session_state[self.key] = [v for v in st.session_state[self.key] if v in options]
 
@@ -51,11 +53,21 @@ class Param:
         current = st.session_state.get(self.key)
         if self._changed_outside(from_url) or self.key not in st.session_state or current not in options:
             remembered = self.remembered()
-            for candidate in (from_url, remembered if isinstance(remembered, str) else None, default):
-                if candidate in options:
-                    st.session_state[self.key] = candidate
-                    return
-            st.session_state[self.key] = default
+            chosen = next((c for c in (from_url, remembered if isinstance(remembered, str) else None, default)
+                           if c in options), default)
+            st.session_state[self.key] = chosen
+            if self._changed_outside(from_url) and from_url not in options:
+                self._say_missing([str(from_url)], options, [] if chosen is None else [chosen])
+
+    def _say_missing(self, names: list[str], options: list[str], shown: list[str]) -> None:
+        """A link that names what this store does not hold says so, and what opens instead (never silently)."""
+        if not names:
+            return
+        valid = ", ".join(f"`{o}`" for o in options[:MISSING_OPTIONS_SHOWN])
+        more = f" (+{len(options) - MISSING_OPTIONS_SHOWN} more)" if len(options) > MISSING_OPTIONS_SHOWN else ""
+        instead = f"showing {', '.join(f'`{v}`' for v in shown)} instead" if shown else "nothing to show instead"
+        st.warning(f"This link's {self.url} {', '.join(f'`{n}`' for n in names)} is not in this store: {instead}. "
+                   f"Valid: {valid or 'none yet'}{more}.", icon=":material/link_off:")
 
     def seed_bool(self, default: bool) -> None:
         from_url = self.url_value()
@@ -132,6 +144,15 @@ class Keys:
     upload_variant = "w_upload_variant"
     upload_reports = "upload_reports"
     upload_round = "upload_round"
+    label_by = "w_label_by"  # Ingest → Label files (dashboard/label_ui.py)
+    label_variant = "w_label_variant"
+    label_files = "w_label_files"
+    label_action = "w_label_action"
+    label_new_variant = "w_label_new_variant"
+    label_new_phase = "w_label_new_phase"
+    label_delete_sure = "w_label_delete_sure"
+    label_apply = "w_label_apply"
+    label_outcome = "label_outcome"
 
 
 def carried_params(*params: Param) -> dict[str, str | list[str]]:

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from dashboard import queries
+from dashboard import queries, variant_ui
 from dashboard.analysis import compare, definitions, exports
 from dashboard.state import BASELINE, METRIC, PHASES, VARIANTS
 from ingest.errors import NoStore, SpecdashError
@@ -75,17 +75,25 @@ class Selection:
     metric: str
 
 
-def selection_bar(store: dict[str, Any], with_metric: bool = True) -> Selection:
+def opening_phase(store: dict[str, Any], phase_options: list[str]) -> str:
+    """The store's start phase (the demo's phase-0), else the newest phase with a tok/s figure, else the newest."""
+    if store.get("start_phase") in phase_options:
+        return str(store["start_phase"])
+    with_throughput = queries.throughput_phases()
+    return (with_throughput or phase_options)[-1]
+
+
+def selection_bar(store: dict[str, Any], with_metric: bool = True, with_origins: bool = True) -> Selection:
     """Phases, variants, baseline and headline metric: shared by Compare and Break-even, kept in the URL.
 
     ``store`` is the page's ``require_store()``: its ``start_phase`` (store_meta) is the default phase.
     """
     phase_options = queries.phases()
-    start = store.get("start_phase")
-    PHASES.seed_list(phase_options, [start] if start in phase_options else phase_options[-1:])
+    PHASES.seed_list(phase_options, [opening_phase(store, phase_options)] if phase_options else [])
     columns = st.columns([2, 5, 2])  # the variants get room for their chips; the headline choice goes below
     columns[0].multiselect("Phases", phase_options, key=PHASES.key,
-                           help="Empty = all phases. Default: the latest (the demo opens on phase-0, where its story starts).")
+                           help="Empty = all phases. Default: the newest phase with a tok/s figure; (no phase) holds evidence ingested "
+                                "without --phase (the demo opens on phase-0, where its story starts).")
     phases: list[str] = st.session_state[PHASES.key]
 
     variant_options = queries.variants(phases)
@@ -107,6 +115,8 @@ def selection_bar(store: dict[str, Any], with_metric: bool = True) -> Selection:
         metric = st.session_state[METRIC.key]
     for param in (PHASES, VARIANTS, BASELINE, METRIC) if with_metric else (PHASES, VARIANTS, BASELINE):
         param.publish()
+    if with_origins:
+        variant_ui.origins_note(phases, variants)
     return Selection(phases, variants, st.session_state[BASELINE.key], metric)
 
 

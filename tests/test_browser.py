@@ -125,7 +125,7 @@ def test_breakdown_shows_the_k2_verify_step(base_url: str, page: Page) -> None:
 
 
 def test_create_a_decision_and_find_it_in_the_ledger(base_url: str, page: Page) -> None:
-    page.goto(f"{base_url}/decisions")
+    page.goto(f"{base_url}/decisions?phase=phase-0")  # the K2 probe's phase: its sessions become the evidence
     expect(page.get_by_role("heading", name="Custom all-reduce for verify")).to_be_visible()  # the demo's newest (phase 2)
     page.get_by_label("Title").fill(DECISION_TITLE)
     page.locator('[data-testid="stRadio"]').filter(has_text="Verdict").get_by_text("rejected", exact=True).click()

@@ -179,11 +179,20 @@ def generated_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 EVERY_PHASE = {"phase": ["phase-0", "phase-1", "phase-2", "phase-3", "phase-4"]}
 
 
+@pytest.fixture
+def one_chart_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """All 20 variants on one chart page (Compare pages charts at 12 variants): the thinning is what is tested."""
+    from dashboard.analysis import compare
+
+    monkeypatch.setattr(compare, "VARIANTS_PER_VIEW", 20)
+
+
 def thinning_captions(app) -> list[str]:  # type: ignore[no-untyped-def]
     return [c.value for c in app.caption if c.value.startswith("Drawing ")]
 
 
-def test_the_compare_page_says_so_only_when_it_thins(generated_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_compare_page_says_so_only_when_it_thins(generated_store: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     one_chart_page: None) -> None:
     from tests.test_app import run_page
 
     every = run_page("views/compare.py", generated_store, monkeypatch, EVERY_PHASE)
@@ -202,7 +211,7 @@ def shown_numbers(app) -> tuple[list[pd.DataFrame], list[tuple[str, str, str]]]:
 
 
 def test_every_number_on_the_compare_page_is_the_same_with_and_without_thinning(
-    generated_store: Path, monkeypatch: pytest.MonkeyPatch
+    generated_store: Path, monkeypatch: pytest.MonkeyPatch, one_chart_page: None
 ) -> None:
     from tests.test_app import run_page
 
@@ -218,3 +227,17 @@ def test_every_number_on_the_compare_page_is_the_same_with_and_without_thinning(
     assert thinned_metrics == whole_metrics and len(thinned_metrics) == 20
     assert [c.value for c in thinned.caption if not c.value.startswith("Drawing ")] == [
         c.value for c in whole.caption if not c.value.startswith("Drawing ")]
+
+
+def test_compare_pages_its_cards_and_charts_at_twelve_variants(generated_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dashboard.analysis import compare
+    from tests.test_app import run_page
+
+    app = run_page("views/compare.py", generated_store, monkeypatch, EVERY_PHASE)
+    [pager] = [s for s in app.selectbox if s.key == Keys.compare_page]
+    assert pager.label == f"20 variants: the charts show {compare.VARIANTS_PER_VIEW} at a time"
+    assert len(app.metric) == compare.VARIANTS_PER_VIEW
+    pager.select(1).run()
+    assert len(app.metric) == 20 - compare.VARIANTS_PER_VIEW + 1  # the rest, with the baseline first again
+    tables, _ = shown_numbers(app)
+    assert len(tables[0]) == 20  # the tables hold every variant whatever the chart page

@@ -21,19 +21,21 @@ import pandas as pd
 
 from ingest import run_windows
 from ingest.errors import NoStore
+from ingest.labels import (
+    NO_PHASE,  # evidence without --phase: a phase of its own on every page, and in $phases
+)
 from ingest.sql import fetch_value
 from ingest.store import migration_files, open_with_retry
 
 READ_LOCK_WAIT_S = 10.0
 MAX_POINTS = 2000  # time series are downsampled in SQL to at most this many points
 UNLABELLED = "(unlabelled)"
-NO_PHASE = "(no phase)"  # how the Phases page names evidence ingested without --phase
 
 VARIANT = "coalesce(s.variant, '(unlabelled)')"
 TOK_PER_S = "coalesce(r.tok_per_s, r.output_tokens / r.duration_s)"  # a benchmark run's tok/s
 TOKENS_OVER_TIME = "sum(r.output_tokens) / sum(r.duration_s)"  # Σ tokens ÷ Σ time of the runs aggregated
 IN_SCOPE = f"""
-    (len($phases) = 0 OR list_contains($phases, s.phase))
+    (len($phases) = 0 OR list_contains($phases, coalesce(s.phase, '(no phase)')))
     AND (len($variants) = 0 OR list_contains($variants, {VARIANT}))
     AND (len($sessions) = 0 OR list_contains($sessions, s.session_id))
 """
@@ -61,7 +63,16 @@ def frame(
     with reader(db_path) as con:
         if linked:
             run_windows.define_readers(con)
-        return con.execute(sql, params).df()
+        return without_nan_text(con.execute(sql, params).df())
+
+
+def without_nan_text(df: pd.DataFrame) -> pd.DataFrame:
+    """SQL NULLs in text columns as None, not NaN: a NaN is truthy (`phase or '(no phase)'` gave "nan") and binds
+    back into SQL as a DOUBLE (`phase IS NOT DISTINCT FROM $phase` then failed on a text phase)."""
+    for column, dtype in df.dtypes.items():
+        if (pd.api.types.is_object_dtype(dtype) or isinstance(dtype, pd.StringDtype)) and df[column].hasnans:
+            df[column] = df[column].astype(object).where(df[column].notna(), None)
+    return df
 
 
 def scope(phases: Sequence[str] = (), variants: Sequence[str] = (), sessions: Sequence[str] = ()) -> dict[str, list[str]]:
@@ -107,11 +118,17 @@ def phases(db_path: str | Path) -> list[str]:
     df = frame(
         db_path,
         """
-        SELECT phase, min(started_at) AS first_seen FROM evidence_sessions WHERE phase IS NOT NULL
-        GROUP BY phase ORDER BY first_seen NULLS LAST, phase
+        SELECT coalesce(phase, '(no phase)') AS phase, min(started_at) AS first_seen FROM evidence_sessions
+        GROUP BY 1 ORDER BY first_seen NULLS LAST, phase
         """,
     )
     return df["phase"].tolist()
+
+
+def throughput_phases(db_path: str | Path) -> list[str]:
+    """The phases (NO_PHASE for evidence without one) whose sessions give a variant a tok/s figure, oldest first."""
+    found = set(variant_summary(db_path, [], [], by_phase=True)["phase"].fillna(NO_PHASE))
+    return [phase for phase in phases(db_path) if phase in found]
 
 
 def variants(db_path: str | Path, phase_list: Sequence[str]) -> list[str]:
@@ -120,7 +137,7 @@ def variants(db_path: str | Path, phase_list: Sequence[str]) -> list[str]:
         db_path,
         f"""
         SELECT {VARIANT} AS variant, min(started_at) AS first_seen
-        FROM evidence_sessions s WHERE len($phases) = 0 OR list_contains($phases, phase)
+        FROM evidence_sessions s WHERE len($phases) = 0 OR list_contains($phases, coalesce(phase, '(no phase)'))
         GROUP BY 1 ORDER BY first_seen NULLS LAST, variant
         """,
         {"phases": list(phase_list)},
@@ -513,7 +530,7 @@ PACE = """
                median(c.cycle_ms) AS median_cycle_ms, count(*) AS cycles
         FROM cycle_totals c LEFT JOIN trace_ranks t USING (source_id, rank)
         WHERE c.variant IS NOT NULL
-          AND (len($phases) = 0 OR list_contains($phases, c.experiment_phase))
+          AND (len($phases) = 0 OR list_contains($phases, coalesce(c.experiment_phase, '(no phase)')))
           AND (len($variants) = 0 OR list_contains($variants, c.variant))
         GROUP BY ALL
     ), pace AS (
@@ -809,6 +826,14 @@ def decisions(db_path: str | Path) -> pd.DataFrame:
     return frame(db_path, "SELECT * FROM decisions ORDER BY created_at DESC, decision_id")
 
 
+def label_changes(db_path: str | Path) -> pd.DataFrame:
+    """Every recorded label change (``specdash label``, Ingest → Label files), newest first."""
+    with reader(db_path) as con:
+        if "label_changes" not in relations(con):  # a store from before migration 019
+            return pd.DataFrame()
+        return without_nan_text(con.execute("SELECT * FROM label_changes ORDER BY changed_at DESC, path").df())
+
+
 def sources(db_path: str | Path) -> pd.DataFrame:
     return frame(
         db_path,
@@ -822,7 +847,7 @@ def sources(db_path: str | Path) -> pd.DataFrame:
 # --- trace breakdown (tables and views of migration 004) -------------------------------------
 
 TRACE_SCOPE = """
-    (len($phases) = 0 OR list_contains($phases, p.phase))
+    (len($phases) = 0 OR list_contains($phases, coalesce(p.phase, '(no phase)')))
     AND (len($variants) = 0 OR list_contains($variants, p.variant))
 """
 # Stacked-bar components of a cycle: the phase, with communication split out of verify and decode.
@@ -909,7 +934,7 @@ def cycle_distribution(
                    row_number() OVER (PARTITION BY p.variant ORDER BY hash(p.source_id, p.rank, p.cycle_idx)) AS nth
             FROM cycle_totals p
             WHERE p.variant IS NOT NULL
-              AND (len($phases) = 0 OR list_contains($phases, p.experiment_phase))
+              AND (len($phases) = 0 OR list_contains($phases, coalesce(p.experiment_phase, '(no phase)')))
               AND (len($variants) = 0 OR list_contains($variants, p.variant))
         ) WHERE nth <= $max_points
         ORDER BY variant, rank, cycle_idx
@@ -928,7 +953,7 @@ def rank_breakdown(db_path: str | Path, phase_list: Sequence[str], variant_list:
                s.verify_comm_share, t.busy_ms, t.idle_ms, t.communication_ms, t.attributed_share, t.phase_source
         FROM cycle_rank_summary s LEFT JOIN trace_ranks t USING (source_id, rank)
         WHERE s.variant IS NOT NULL
-          AND (len($phases) = 0 OR list_contains($phases, s.experiment_phase))
+          AND (len($phases) = 0 OR list_contains($phases, coalesce(s.experiment_phase, '(no phase)')))
           AND (len($variants) = 0 OR list_contains($variants, s.variant))
         ORDER BY s.variant, profile, s.rank
         """,
@@ -951,7 +976,7 @@ def top_kernels(
                    median(p.p50_ms) AS p50_ms, max(p.p99_ms) AS p99_ms,
                    row_number() OVER (PARTITION BY p.variant ORDER BY sum(p.total_ms) DESC) AS position
             FROM trace_kernels p
-            WHERE p.variant IS NOT NULL AND (len($phases) = 0 OR list_contains($phases, p.phase))
+            WHERE p.variant IS NOT NULL AND (len($phases) = 0 OR list_contains($phases, coalesce(p.phase, '(no phase)')))
               AND (len($variants) = 0 OR list_contains($variants, p.variant))
             GROUP BY p.variant, p.name, p.kernel_class, p.cycle_phase
         ) WHERE position <= $limit

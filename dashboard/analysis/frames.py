@@ -28,6 +28,7 @@ from dashboard.analysis.definitions import (
     Quantity,
     missing,
 )
+from ingest.labels import NO_PHASE
 
 FEWER_THAN_TWO = "n/a (n < 2)"  # fewer than two runs, records or log lines: no interval
 TOO_FEW = "n/a (too few)"  # the t interval would reach 0 tok/s or below (compare.ci_from_summary)
@@ -458,3 +459,20 @@ def store_files_table(sources: pd.DataFrame) -> tuple[str, pd.DataFrame]:
 def formats_table(formats: Iterable[Any]) -> pd.DataFrame:
     return pd.DataFrame([{"kind": f.kind, "what": f.description, "example line": f.example} for f in formats],
                         columns=["kind", "what", "example line"])
+
+
+LABEL_ACTIONS = {"variant": "relabelled", "phase": "re-phased", "delete": "deleted"}  # label_changes.action
+
+
+def label_changes_table(changes: pd.DataFrame) -> pd.DataFrame:
+    """The label changes recorded, newest first: when, what, which file, from which names to which."""
+    after = [EMPTY if action == "delete" else f"{'as the file says' if missing(v) else v} · {NO_PHASE if missing(p) else p}"
+             for action, v, p in zip(changes["action"], changes["new_variant"], changes["new_phase"], strict=True)]
+    return pd.DataFrame({
+        "changed": [_when(v) for v in changes["changed_at"]],
+        "change": changes["action"].map(LABEL_ACTIONS).fillna(changes["action"]),
+        "labelled file": [Path(p).name for p in changes["path"]],
+        "was": [f"{_text([v])[0]} · {NO_PHASE if missing(p) else p}"
+                for v, p in zip(changes["old_variant"], changes["old_phase"], strict=True)],
+        "now": after,
+    })

@@ -17,7 +17,7 @@ store = ui.require_store()
 ui.demo_note(store)
 
 # --- controls -----------------------------------------------------------------------------------
-selection = ui.selection_bar(store)
+selection = ui.selection_bar(store, with_origins=False)  # said below, with the pooled groups' warning
 if not selection.variants:
     st.info("Pick at least one variant above.")
     st.stop()

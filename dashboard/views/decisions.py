@@ -17,6 +17,7 @@ from dashboard.analysis import (
     sampling,
     summary,
 )
+from dashboard.analysis.data import NO_PHASE
 from dashboard.state import BASELINE, DECISION, METRIC, PHASES, SESSION, VARIANTS, Keys
 from ingest.decisions import VERDICTS
 from ingest.errors import SpecdashError
@@ -115,7 +116,10 @@ carried_variants = [carried_variants] if isinstance(carried_variants, str) else 
 
 
 def sessions_of(phase: str | None) -> list[str]:
-    mine = all_sessions[all_sessions["phase"] == phase] if phase else all_sessions
+    if not phase:
+        mine = all_sessions
+    else:
+        mine = all_sessions[all_sessions["phase"].isna() if phase == NO_PHASE else all_sessions["phase"] == phase]
     if carried_variants and mine["variant"].isin(carried_variants).any():
         mine = mine[mine["variant"].isin(carried_variants)]
     return mine["session_id"].tolist()
@@ -175,7 +179,7 @@ def record() -> None:
     try:
         decision_id, _ = ledger.record(
             Path(queries.db_path()), title=st.session_state[Keys.decision_title], verdict=st.session_state[Keys.decision_verdict],
-            session_ids=chosen, frozen=preview, phase=st.session_state[Keys.decision_phase],
+            session_ids=chosen, frozen=preview, phase=None if st.session_state[Keys.decision_phase] == NO_PHASE else st.session_state[Keys.decision_phase],
             baseline=st.session_state[Keys.decision_baseline], metric=metric, note_md=st.session_state[Keys.decision_note],
         )
     except SpecdashError as error:  # a missing field (InvalidDecision), or the store stayed busy (StoreBusy)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import queries, ui, uploads
+from dashboard import label_ui, queries, ui, uploads
 from dashboard.analysis import frames
 from dashboard.state import Keys
 from ingest.registry import registered_formats
@@ -78,3 +78,4 @@ folder, files_table = frames.store_files_table(sources)
 st.caption(f"{len(sources)} file(s) under `{folder}`" if folder else f"{len(sources)} file(s) (whole paths in the download)")
 ui.table(files_table, lines=2)
 ui.export_buttons(sources, "sources")
+label_ui.label_section(sources)

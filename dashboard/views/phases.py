@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, queries, ui
+from dashboard import charts, queries, ui, variant_ui
 from dashboard.analysis import compare, frames
 from dashboard.analysis.data import NO_PHASE
 from dashboard.analysis.definitions import ACCEPT, EMPTY, TOK_S
@@ -32,6 +32,7 @@ VARIANTS.publish()
 METRIC.publish()
 variants: list[str] = st.session_state[VARIANTS.key]
 metric: str = st.session_state[METRIC.key]
+variant_ui.origins_note([], variants)
 
 # --- data ---------------------------------------------------------------------------------------
 decisions = queries.decisions()
