@@ -26,6 +26,7 @@ import pyarrow as pa
 from ingest import store
 from ingest.errors import IngestError, SpecdashError
 from ingest.formats import ParseOptions
+from ingest.invariants import DomainCheck
 from ingest.progress import rate_note
 from ingest.reader import NotExperimentData
 from ingest.registry import detect, folder_format
@@ -134,12 +135,16 @@ def ingest_file(
             if file_format.stream is None and not replace and store.is_ingested(db_path, sha256.result()):
                 raise _AlreadyIngested(sha256.result())
             parsed = (file_format.stream or file_format.parse)(path, options)
-            if parsed.batches is not None and not replace:
-                parsed.batches = _unless_stored(parsed.batches, sha256, db_path)
+            domains = DomainCheck(path)
+            if parsed.batches is not None:
+                stored = parsed.batches if replace else _unless_stored(parsed.batches, sha256, db_path)
+                parsed.batches = domains.checked(stored)
             result = store.load_source(
                 db_path, path, parsed, sha256=sha256.result, phase=phase, variant=variant, group=group, replace=replace,
                 link_to=link_to,
             )
+            for name, table in parsed.tables.items():  # final once the batches are spent
+                domains.check(name, table)
     except _AlreadyIngested as known:
         report.status = "already ingested"
         report.source_id = store.source_id_for(known.sha256)
@@ -166,7 +171,7 @@ def ingest_file(
     report.rows_loaded = result.rows_loaded
     report.lines_skipped = result.lines_skipped
     report.skipped = parsed.skipped
-    report.warnings = parsed.warnings
+    report.warnings = [*parsed.warnings, *domains.warnings()]
     return report
 
 

@@ -344,10 +344,15 @@ def show(value: Any) -> str:
     if value is None:
         return "—"
     if isinstance(value, (dict, list)):
-        return json.dumps(value)
+        return json.dumps(value, default=_plain_json)  # pandas hands over numpy scalars (int64, bool_) in lists
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def _plain_json(value: Any) -> Any:
+    """A numpy scalar as the Python value JSON writes; anything else as its text."""
+    return value.item() if hasattr(value, "item") else str(value)
 
 
 def side_by_side(configs: dict[str, dict[str, Any]], diff_only: bool) -> pd.DataFrame:

@@ -112,7 +112,7 @@ def highlight(row: pd.Series) -> list[str]:
 
 if session["origin"] == "benchmark":
     st.subheader(f"Runs · {session['variant']} · {session['phase'] or 'no phase'}")
-    st.caption(f"Session id `{session_id}` · model `{session['model'] or '?'}` · endpoint `{session['endpoint'] or '?'}` · max_tokens {session['max_tokens']} · "
+    st.caption(f"Session id `{session_id}` · model `{session['model'] or '?'}` · endpoint `{session['endpoint'] or '?'}` · max_tokens {definitions.EMPTY if pd.isna(session['max_tokens']) else session['max_tokens']} · "
                f"{int(runs['is_warmup'].sum())} warm-up runs (grey, excluded from every figure) · click a row to select a run")
     pick_run_from_table = functools.partial(  # a row click selects its run (warm-ups cannot be selected)
         ui.pick_row_value, Keys.run_table, RUN.key, [None if w else str(i) for i, w in zip(runs["run_index"], runs["is_warmup"], strict=True)]
