@@ -82,10 +82,14 @@ class Param:
             remembered = self.remembered()
             st.session_state[self.key] = from_url or (remembered if isinstance(remembered, str) else None) or default
 
-    def publish(self) -> None:
+    def publish(self, every: list[str] | None = None) -> None:
+        """Write the widget's value to the URL; a multiselect holding ``every`` option is left out (the link
+        then opens every option, as the page does by default), so a store of 39 variants keeps a short link."""
         value = st.session_state.get(self.key)
         if isinstance(value, bool):
             value = TRUE if value else FALSE
+        if every is not None and isinstance(value, list) and len(value) > 1 and set(value) == set(every):
+            value = None
         if value is None or value == [] or value == "":
             st.query_params.pop(self.url, None)
             st.session_state[self.memory_key] = None

@@ -113,7 +113,8 @@ def selection_bar(store: dict[str, Any], with_metric: bool = True, with_origins:
         st.radio("Headline tok/s", options, key=METRIC.key, format_func=compare.METRIC_LABELS.get, horizontal=True,
                  help="Both are shown in the table; the 95% CIs are on the mean of runs.")
         metric = st.session_state[METRIC.key]
-    for param in (PHASES, VARIANTS, BASELINE, METRIC) if with_metric else (PHASES, VARIANTS, BASELINE):
+    VARIANTS.publish(every=variant_options)
+    for param in (PHASES, BASELINE, METRIC) if with_metric else (PHASES, BASELINE):
         param.publish()
     if with_origins:
         variant_ui.origins_note(phases, variants)

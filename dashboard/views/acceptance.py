@@ -42,7 +42,7 @@ if not everything:
 left, right = st.columns([3, 1])
 ACCEPTANCE_VARIANTS.seed_list(everything, everything)
 variants: list[str] = left.multiselect("Variants", everything, key=ACCEPTANCE_VARIANTS.key)
-ACCEPTANCE_VARIANTS.publish()
+ACCEPTANCE_VARIANTS.publish(every=everything)
 variant_ui.origins_note([], variants)
 threshold = right.slider("Conditional-rate threshold", 0.05, 0.95, 0.5, 0.05, key="acceptance_threshold",
                          help="Mark the first draft position whose conditional acceptance falls below this.")

@@ -28,7 +28,7 @@ left, right = st.columns([3, 2])
 left.multiselect("Variants", variant_options, key=VARIANTS.key)
 right.radio("Headline tok/s", [compare.TOKENS_OVER_TIME, compare.MEAN_OF_RUNS], key=METRIC.key,
             format_func=compare.METRIC_LABELS.get, horizontal=True)
-VARIANTS.publish()
+VARIANTS.publish(every=variant_options)
 METRIC.publish()
 variants: list[str] = st.session_state[VARIANTS.key]
 metric: str = st.session_state[METRIC.key]
