@@ -36,8 +36,10 @@ check: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
+# Test files run in parallel, one file per worker at a time (they share module fixtures: a served store, a
+# browser); the 25 slowest tests are listed at the end.
 test: check browser
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile --durations=25
 
 bench: $(VENV)/.installed browser
 	$(PY) bench/run.py
