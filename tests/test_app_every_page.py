@@ -16,14 +16,12 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis import data, definitions
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS
-from tests.test_app import run_page
+from tests.test_app import ALL_PAGES, run_page
 from tests.test_every_file import corpus_paths
 
+PAGES = ALL_PAGES
 # Python's and pandas' names for a gap, as str() writes them into a cell ("null" counts only as a whole
 # cell: inside a sample JSON line it is the file's own text).
-# The pages of issue #18 (tests/test_app.py's PAGES); pages added since join once their tables use ui.table.
-PAGES = ["views/compare.py", "views/breakeven.py", "views/breakdown.py", "views/run.py", "views/phases.py",
-         "views/decisions.py", "views/ingest.py", "views/sweeps.py", "views/drafters.py", "views/acceptance.py"]
 SHOWN_AS_MISSING = re.compile(r"(?<![\w-])(None|nan|NaN|NaT|<NA>)(?![\w-])|^\s*null\s*$")
 
 

@@ -13,12 +13,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import data
-from tests.test_app import APP
+from tests.test_app import ALL_PAGES, run_page
 from tests.test_every_file import FIXTURES, OWN_FILES, ingest, page_text
 
 LIVE_LOG = FIXTURES / "logs" / "sglang-eagle3-basic.log"
-ALL_PAGES = ["views/compare.py", "views/breakeven.py", "views/sweeps.py", "views/drafters.py", "views/breakdown.py",
-             "views/acceptance.py", "views/run.py", "views/phases.py", "views/decisions.py", "views/ingest.py"]
 GAP_WORDS = re.compile(r"(?<![\w-])(None|nan|NaN|NaT|<NA>)(?![\w-])")
 
 
@@ -31,16 +29,7 @@ def mixed_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def open_page(db: Path, monkeypatch: pytest.MonkeyPatch, page: str, **query: str) -> AppTest:
-    monkeypatch.setenv("SPECDASH_DB", str(db))
-    app = AppTest.from_file(APP, default_timeout=60)
-    for key, value in query.items():
-        app.query_params[key] = value
-    if page != ALL_PAGES[0]:
-        app.switch_page(page)
-    app.run()
-    assert not app.exception, (page, query, [e.value for e in app.exception])
-    assert not app.error, (page, query, [e.value for e in app.error])
-    return app
+    return run_page(page, db, monkeypatch, dict(query))
 
 
 def shown_text(app: AppTest) -> str:

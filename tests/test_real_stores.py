@@ -29,11 +29,9 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis import data, definitions
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, ROOT
-from tests.test_app import APP, PAGES
+from tests.test_app import ALL_PAGES, run_page
 
 FIXTURES = ROOT / "tests" / "fixtures"
-# Every page of dashboard/app.py: test_app's PAGES and the pages added since.
-ALL_PAGES = PAGES + [p for p in ("views/sweeps.py", "views/drafters.py", "views/acceptance.py") if p not in PAGES]
 PHASES = ("p-live", "phase-0", "phase-1")
 VARIANTS = ("k2-drafter", "baseline", "from-scratch")
 RUN_SESSIONS = 3  # Run page on at most this many sessions (one per origin first)
@@ -105,14 +103,7 @@ def describe(plan: list[tuple[list[Path], dict[str, str]]]) -> str:
 # --- what a page shows --------------------------------------------------------------------------------
 
 def render(page: str, db: Path, mp: pytest.MonkeyPatch, query: dict[str, Any]) -> AppTest:
-    mp.setenv("SPECDASH_DB", str(db))
-    app = AppTest.from_file(APP, default_timeout=60)
-    for key, value in query.items():
-        app.query_params[key] = value
-    if page != PAGES[0]:
-        app.switch_page(page)
-    app.run()
-    return app
+    return run_page(page, db, mp, query, check=False)  # this test names every failure of a view itself
 
 
 def url(app: AppTest, name: str) -> list[str]:
