@@ -131,3 +131,10 @@ def test_the_check_passes_a_table_shown_through_the_declaration(tmp_path: Path) 
     )
     assert table_defects(app, "probe") == []
     assert app.dataframe[0].value["tok/s"].iloc[0] == 51.8755  # rounded only when shown: "%,.1f"
+
+
+@pytest.mark.parametrize("page", ["views/sweeps.py", "views/acceptance.py", "views/drafters.py"])
+def test_the_pages_added_since_download_their_tables(demo_db: Path, monkeypatch: pytest.MonkeyPatch, page: str) -> None:
+    buttons = run_page(page, demo_db, monkeypatch).get("download_button")
+    labels = [b.proto.label for b in buttons]
+    assert labels.count("CSV") >= 1 and labels.count("CSV") == labels.count("Parquet"), (page, labels)

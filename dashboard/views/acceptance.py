@@ -76,6 +76,7 @@ else:
     ui.table(acceptance.curve_summary_table(curves, marks), lines=2)
     with st.expander("Every position"):
         ui.table(acceptance.positions_table(curves), lines=2)
+    ui.export_buttons(curves, "acceptance per position")
 
 # --- how many tokens to draft -------------------------------------------------------------------
 st.subheader("How many tokens to draft")
@@ -127,6 +128,7 @@ else:
     ui.table(acceptance.worst_table(worst), lines=2)
     with st.expander("Where each of these requests was read"):
         ui.table(acceptance.worst_places(worst), lines=2)
+    ui.export_buttons(distribution, "acceptance per request")
 
 # --- per dataset --------------------------------------------------------------------------------
 st.subheader("Per dataset")
@@ -144,6 +146,7 @@ else:
     ui.table(acceptance.dataset_table(matrix), lines=2)
     with st.expander("Where each cell comes from"):
         ui.table(acceptance.dataset_sources(matrix), lines=2)
+    ui.export_buttons(datasets, "acceptance per dataset")
     if datasets["scope"].nunique() > 1:
         st.warning(":material/warning: Not like-for-like: some figures are per run, some per request, some the "
                    "server's lifetime average (bench_serving's accept_length).")
@@ -155,6 +158,7 @@ if not windows.empty:
     st.caption("Counter deltas between two snapshots are that window's figures; counters alone are totals since the "
                "server started; gauges are the engine's own averaging and are never differenced.")
     ui.table(acceptance.windows_table(windows), lines=2)
+    ui.export_buttons(windows, "acceptance per metrics window")
 
 used = sorted(set(rates["source_id"]) | set(requested["source_id"]) | set(datasets["source_id"]) | set(windows["source_id"]))
 with st.expander("Where these numbers come from"):

@@ -21,6 +21,7 @@ if table.empty:
 # --- the drafters and their verdicts ------------------------------------------------------------
 st.subheader("Checkpoints")
 ui.table(drafter_frames.drafters_table(table), lines=2)
+ui.export_buttons(table, "drafters")
 names = list(table["name"])
 ids = dict(zip(names, table["source_id"], strict=True))
 first = next((i for i, n in enumerate(names) if "reference" not in n.lower()), 0)  # a drafter before a reference
