@@ -83,19 +83,24 @@ class Param:
             st.session_state[self.key] = from_url or (remembered if isinstance(remembered, str) else None) or default
 
     def publish(self, every: list[str] | None = None) -> None:
-        """Write the widget's value to the URL; a multiselect holding ``every`` option is left out (the link
-        then opens every option, as the page does by default), so a store of 39 variants keeps a short link."""
+        """Write the widget's value to the URL and remember it for this session's other pages.
+
+        A multiselect holding ``every`` option is left out of the URL (a link without it opens every option, as
+        the page does by default), so a store of 39 variants keeps a short link. It is still remembered as the
+        list it is: a variant ingested later is offered, not selected behind the user's back.
+        """
         value = st.session_state.get(self.key)
         if isinstance(value, bool):
             value = TRUE if value else FALSE
-        if every is not None and isinstance(value, list) and len(value) > 1 and set(value) == set(every):
-            value = None
         if value is None or value == [] or value == "":
             st.query_params.pop(self.url, None)
             st.session_state[self.memory_key] = None
+            return
+        st.session_state[self.memory_key] = list(value) if isinstance(value, list) else str(value)
+        if every is not None and isinstance(value, list) and len(value) > 1 and set(value) == set(every):
+            st.query_params.pop(self.url, None)
         else:
             st.query_params[self.url] = value
-            st.session_state[self.memory_key] = list(value) if isinstance(value, list) else str(value)
 
     def link_value(self) -> str | list[str] | None:
         """What to put in a link to another page: the URL's value, else the last published one."""
