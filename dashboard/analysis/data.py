@@ -1036,8 +1036,8 @@ def session_positions(db_path: str | Path, session_id: str, run_index: int | Non
 
 
 def variant_origins(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
-    """Per variant in scope: where its name came from (evidence_sessions.variant_from), its sessions and files,
-    and the target models its sessions name (a variant is a claim that its runs are one system)."""
+    """Per variant in scope: where its name came from (evidence_sessions.variant_from), its sessions, files and
+    engines (a variant is a claim that its runs are one system)."""
     return frame(
         db_path,
         f"""
