@@ -48,8 +48,8 @@ from bench.harness import (
     scratch_dir,
     spread,
 )
-from ingest import store
 from ingest.errors import StoreBusy
+from ingest.storage import store
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page, Playwright

@@ -6,7 +6,7 @@ The input is a generated drafter folder shaped like SpecForge's Llama-3-8B EAGLE
 and MLP projections, norms, lm_head, d2t, t2d), its bytes a repeated random block (generated once
 and cached, ``bench.harness.cached_input``).
 
-Measured, interleaved, each in its own process: the inspection (``ingest.drafter_checks.load`` and
+Measured, interleaved, each in its own process: the inspection (``ingest.parsers.drafters.drafter_checks.load`` and
 the verdicts: what ingest and ``specdash drafters compare`` do), with the bytes it read counted
 twice (the reader's own count, and ``rchar`` of /proc/self/io around it); ``specdash ingest`` of
 the folder into a fresh store; and ``sha256sum`` of the weights file, which must read all of it.
@@ -70,7 +70,7 @@ import json, sys, time
 from pathlib import Path
 def rchar():
     return int(next(l for l in open('/proc/self/io') if l.startswith('rchar')).split()[1])
-from ingest import drafter_checks  # imported first: its modules' files are not the checkpoint's bytes
+from ingest.parsers.drafters import drafter_checks  # imported first: its modules' files are not the checkpoint's bytes
 before = rchar(); started = time.perf_counter()
 checkpoint = drafter_checks.load(Path(sys.argv[1]))
 found = drafter_checks.verdicts(checkpoint)
@@ -81,7 +81,7 @@ print(json.dumps({"seconds": seconds, "bytes_read": checkpoint.bytes_read, "rcha
 
 
 def make_drafter(folder: Path) -> None:
-    from ingest import safetensors
+    from ingest.parsers.drafters import safetensors
 
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps(CONFIG, indent=2), encoding="utf-8")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-import ingest.parsers
+import ingest.parsers.sglang
 from bench import gen_log
 from bench.harness import (
     BENCH,
@@ -76,7 +76,7 @@ def lifetimes_rows(scale: float, repeats: int, scratch: Path) -> list[Row]:
 
 def clear_compiled_reader() -> int:
     """Remove numba's cached log reader, so the next ingest compiles it as after an install; how many files."""
-    cached = list((Path(ingest.parsers.__file__).parent / "__pycache__").glob("log_kernels.*.nb[ic]"))
+    cached = list((Path(ingest.parsers.sglang.__file__).parent / "__pycache__").glob("log_kernels.*.nb[ic]"))
     for path in cached:
         path.unlink()
     return len(cached)

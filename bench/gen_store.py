@@ -1,6 +1,6 @@
 """A store at the scale of a long-running project, written straight into the real schema with DuckDB SQL.
 
-``ingest.store.writer`` creates the schema (all migrations), then ``INSERT ...
+``ingest.storage.store.writer`` creates the schema (all migrations), then ``INSERT ...
 SELECT ... FROM range(n)`` fills it; values are deterministic functions of the row
 number (``hash``), so the same scale gives the same store. At scale 1:
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from ingest import run_windows, store  # noqa: E402
+from ingest.storage import run_windows, store  # noqa: E402
 
 PHASES = ("phase-0", "phase-1", "phase-2", "phase-3", "phase-4")
 # variant → (speculative?, mean tok/s, tokens per step)

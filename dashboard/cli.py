@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from ingest import cli as store_cli
-from ingest import store
 from ingest.errors import DecisionError, NoStore, SpecdashError, StoreError
+from ingest.storage import store
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from ingest import store
 from ingest.pipeline import FileReport, ingest_paths
+from ingest.storage import store
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 DEMO_DIR = DATA_DIR / "demo"
@@ -85,7 +85,7 @@ def record_phase_decision(db_path: Path, decision: PhaseDecision) -> str | None:
     refuses an empty session list, and ``compute_evidence`` with none would read every session in the store.
     """
     from dashboard.analysis import data, evidence
-    from ingest.decisions import record_decision
+    from ingest.storage.decisions import record_decision
 
     phase_sessions = data.sessions(db_path, [decision.phase])
     # The sessions whose figures decided: profiler traces explain a cycle, their numbers are no session's tok/s.

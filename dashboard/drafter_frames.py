@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from dashboard.analysis.definitions import COLUMNS, COUNT, PERCENT, Quantity
 from dashboard.analysis.drafters import JACCARD, verdict_rows
-from ingest.drafter_checks import Comparison
+from ingest.parsers.drafters.drafter_checks import Comparison
 
 # Words, not emoji: the dashboard is read where no emoji font is installed (Chromium draws boxes).
 STATUS_MARK = {"ok": "ok", "suspicious": "SUSPICIOUS", "wrong": "WRONG", "not checked": "not checked"}

@@ -2,7 +2,7 @@
 
 A variant is a claim that runs are one system; the store names variants from evidence, and this is
 where a person corrects that claim: rename, merge, re-phase or delete files and variants. The change
-runs in ``ingest.labels.relabel`` (one transaction, recorded in ``label_changes``); the store's change
+runs in ``ingest.storage.labels.relabel`` (one transaction, recorded in ``label_changes``); the store's change
 id moves, so every page follows at once.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ import streamlit as st
 from dashboard import queries, ui
 from dashboard.analysis import frames
 from dashboard.state import Keys
-from ingest import labels
 from ingest.errors import SpecdashError
+from ingest.storage import labels
 
 BY_VARIANT, BY_FILE = "a variant's files", "files by name"
 RENAME, REPHASE, DELETE = "rename, or merge into another variant", "move to a phase", "delete from the store"

@@ -16,7 +16,7 @@ import streamlit as st
 
 from dashboard.analysis import data, evidence, rawlog
 from dashboard.state import Keys
-from ingest.store import resolve_db_path
+from ingest.storage.store import resolve_db_path
 
 P = ParamSpec("P")
 R = TypeVar("R")

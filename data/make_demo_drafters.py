@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from a checkout
     sys.path.insert(0, str(ROOT))
 
-from ingest import safetensors  # noqa: E402
+from ingest.parsers.drafters import safetensors  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "drafters"
 VOCAB, DRAFT, AGREE, SWAPPED = 163_840, 32_000, 252, 2_400

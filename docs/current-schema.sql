@@ -1,4 +1,4 @@
--- The specdash store's schema after every migration (generated: python -m ingest.schema).
+-- The specdash store's schema after every migration (generated: python -m ingest.storage.schema).
 -- Edit the migrations, not this file; docs/schema.md says what each column means.
 
 -- Tables

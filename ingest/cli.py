@@ -15,13 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from ingest import labels, store
 from ingest.errors import SpecdashError
 from ingest.formats import ParseOptions
 from ingest.pipeline import FileReport, expand_paths, ingest_paths, skipped_summary
 from ingest.progress import ProgressBar
 from ingest.registry import registered_formats
-from ingest.sweep_status import sweep_lines
+from ingest.storage import labels, store
+from ingest.storage.sweep_status import sweep_lines
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ shows the message and the hint. A traceback is only ever shown for a bug.
 
 - ``IngestError`` (``UnrecognizedFormat``, ``MalformedInput``): a file could not be ingested;
 - ``StoreError`` (``StoreBusy``, ``NoStore``): the store could not be opened;
-- ``DecisionError`` (``ingest.decisions.InvalidDecision``, ``dashboard.analysis.evidence.NoEvidence``): a
+- ``DecisionError`` (``ingest.storage.decisions.InvalidDecision``, ``dashboard.analysis.evidence.NoEvidence``): a
   decision could not be recorded.
 """
 from __future__ import annotations

@@ -23,13 +23,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from ingest import store
+from ingest.derive.invariants import DomainCheck
 from ingest.errors import IngestError, SpecdashError
 from ingest.formats import ParseOptions
-from ingest.invariants import DomainCheck
 from ingest.progress import rate_note
 from ingest.reader import NotExperimentData
 from ingest.registry import detect, folder_format
+from ingest.storage import store
 
 ProgressFactory = Callable[[Path], Callable[[int, int], None]]
 

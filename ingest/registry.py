@@ -34,16 +34,17 @@ NOT_DATA_NAMES: tuple[tuple[str, str], ...] = (
 UNRECOGNIZED_HINT = "`specdash formats` lists the formats read, with an example line of each"
 # Parser modules that declare no format and are not imported to find formats: the compiled log
 # kernels load numba and LLVM (~110 MB), which only reading a log may cost.
-NOT_SCANNED = frozenset({"log_kernels"})
+NOT_SCANNED = frozenset({"ingest.parsers.sglang.log_kernels", "ingest.parsers.logs.byte_kernels"})
 
 
 @functools.cache
 def registered_formats() -> tuple[Format, ...]:
     """Every parser module's ``FORMATS``, in the order detection asks them."""
     found: list[Format] = []
-    for module in pkgutil.iter_modules(ingest.parsers.__path__):
-        if module.name not in NOT_SCANNED:
-            found += getattr(importlib.import_module(f"ingest.parsers.{module.name}"), "FORMATS", ())
+    # Readers live in one subpackage per family (sglang, vllm, bench, ...): walk them all.
+    for module in pkgutil.walk_packages(ingest.parsers.__path__, prefix="ingest.parsers."):
+        if not module.ispkg and module.name not in NOT_SCANNED:
+            found += getattr(importlib.import_module(module.name), "FORMATS", ())
     kinds = [f.kind for f in found]
     duplicated = sorted({kind for kind in kinds if kinds.count(kind) > 1})
     if duplicated:

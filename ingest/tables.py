@@ -155,7 +155,7 @@ BENCH_REQUESTS = pa.schema(
     ]
 )
 
-# Trace breakdown (ingest/parsers/kineto.py, ingest/parsers/cycle_timing.py; docs/breakdown.md).
+# Trace breakdown (ingest/parsers/traces/kineto.py, ingest/parsers/traces/cycle_timing.py; docs/breakdown.md).
 # ``phase``/``variant`` are the experiment labels (--phase/--variant); the speculative
 # phase of a cycle is ``cycle_phase`` (the public view ``cycle_breakdown`` calls it ``phase``).
 CYCLE_PHASE_TIMES = pa.schema(
@@ -339,7 +339,7 @@ COUNTER_DELTAS = pa.schema(
     ]
 )
 
-# One point of a batch-size / concurrency / drafter-config sweep (ingest/parsers/sweeps.py; migration 016).
+# One point of a batch-size / concurrency / drafter-config sweep (ingest/parsers/bench/sweeps.py; migration 016).
 SWEEP_POINTS = pa.schema(
     [
         ("session_key", pa.int32()),
@@ -366,7 +366,7 @@ SWEEP_POINTS = pa.schema(
 )
 
 # An EAGLE-3 drafter checkpoint (eagle3_drafter): its config, and the verdicts on its vocabulary
-# mapping (ingest/drafter_checks.py); one row per drafter (migration 015).
+# mapping (ingest/parsers/drafters/drafter_checks.py); one row per drafter (migration 015).
 DRAFTERS = pa.schema(
     [
         ("path", pa.string()),

@@ -15,7 +15,7 @@ from typing import Any
 
 from ingest.formats import ParseOptions
 from ingest.model import ParsedSource
-from ingest.parsers.bench_fields import strict_json_value
+from ingest.parsers.bench.bench_fields import strict_json_value
 
 BENCH_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bench"
 GOLDEN_SUFFIX = ".expected.json"

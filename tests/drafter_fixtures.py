@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ingest import safetensors
+from ingest.parsers.drafters import safetensors
 
 OUT = Path(__file__).resolve().parent / "fixtures" / "drafters"
 VOCAB, DRAFT = 2048, 256

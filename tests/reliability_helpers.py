@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
-from ingest import store
 from ingest.model import ParsedSource
+from ingest.storage import store
 from ingest.tables import SCHEMAS
 from tests.browser import served
 from tests.conftest import ROOT

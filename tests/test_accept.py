@@ -6,7 +6,7 @@ from datetime import date
 import numpy as np
 import pytest
 
-from ingest import accept
+from ingest.derive import accept
 
 
 def test_sglang_accept_len_is_tokens_per_step_and_drafts_are_one_less() -> None:

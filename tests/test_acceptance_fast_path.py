@@ -17,7 +17,7 @@ from bench.bench_acceptance import generate
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions
 from ingest.model import ParsedSource
-from ingest.parsers import spec_requests
+from ingest.parsers.metrics import spec_requests
 from tests.conftest import FIXTURES
 
 OPTIONS = ParseOptions(year=2025)

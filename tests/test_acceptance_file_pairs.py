@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 from ingest.formats import ParseOptions
-from ingest.parsers import prometheus_text
+from ingest.parsers.metrics import prometheus_text
 from ingest.pipeline import ingest_paths
 from tests.conftest import FIXTURES
 

@@ -13,7 +13,8 @@ import pytest
 from ingest import registry
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions
-from ingest.parsers import prometheus_text, spec_requests, vllm_log
+from ingest.parsers.metrics import prometheus_text, spec_requests
+from ingest.parsers.vllm import vllm_log
 from ingest.pipeline import ingest_paths
 from tests.conftest import FIXTURES, corpus_files
 

@@ -8,8 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import data
-from ingest import store
 from ingest.pipeline import ingest_paths
+from ingest.storage import store
 from tests.conftest import ROOT
 
 APP = str(ROOT / "dashboard" / "app.py")

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from dashboard.analysis import data, ledger
-from ingest import store
 from ingest.errors import StoreBusy
 from ingest.pipeline import ingest_paths
+from ingest.storage import store
 from tests.conftest import FIXTURES
 from tests.test_app import demo_copy, k2_session, run_page, texts, url  # noqa: F401 (fixture)
 

@@ -29,12 +29,12 @@ from typing import Any, NamedTuple
 import duckdb
 import pytest
 
-from ingest import store
 from ingest.errors import IngestError
 from ingest.formats import ParseOptions
 from ingest.model import ParsedSource
 from ingest.pipeline import FileReport, ingest_file, ingest_paths
 from ingest.registry import registered_formats
+from ingest.storage import store
 from tests.conftest import FIXTURES, ROOT
 from tests.reliability_helpers import table_problems
 
@@ -305,7 +305,7 @@ def test_one_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
 def test_every_expected_error_shares_one_base_with_where_and_what_to_do() -> None:
     from dashboard.analysis.evidence import NoEvidence
     from ingest import errors
-    from ingest.decisions import InvalidDecision
+    from ingest.storage.decisions import InvalidDecision
 
     layers = {errors.IngestError: [errors.UnrecognizedFormat, errors.MalformedInput],
               errors.StoreError: [errors.StoreBusy, errors.NoStore],

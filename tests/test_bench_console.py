@@ -13,8 +13,8 @@ from conftest import corpus_files
 
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions
-from ingest.parsers import bench_console
-from ingest.parsers.bench_console import label_key
+from ingest.parsers.bench import bench_console
+from ingest.parsers.bench.bench_console import label_key
 from ingest.pipeline import ingest_file
 from ingest.reader import read_head
 from ingest.registry import detect

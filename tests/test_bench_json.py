@@ -9,7 +9,7 @@ import pytest
 
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions
-from ingest.parsers import bench_json
+from ingest.parsers.bench import bench_json
 from ingest.registry import detect
 from tests.conftest import FIXTURES, ROOT
 

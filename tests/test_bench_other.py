@@ -12,8 +12,9 @@ from conftest import corpus_files
 
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions
-from ingest.parsers import bench_one_batch, bench_table, send_one, vllm_bench
-from ingest.parsers.bench_table import header_key
+from ingest.parsers.bench import bench_one_batch, bench_table, send_one
+from ingest.parsers.bench.bench_table import header_key
+from ingest.parsers.vllm import vllm_bench
 from ingest.reader import read_head
 from ingest.registry import detect, registered_formats
 

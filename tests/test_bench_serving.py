@@ -10,12 +10,12 @@ import pytest
 from bench_golden import BENCH_FIXTURES, check_golden, golden_inputs
 from conftest import corpus_files
 
-from ingest import store
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions
-from ingest.parsers import bench_serving
+from ingest.parsers.bench import bench_serving
 from ingest.reader import read_head
 from ingest.registry import detect
+from ingest.storage import store
 
 GOLDEN = golden_inputs(bench_serving.KIND)
 

@@ -36,7 +36,7 @@ def test_the_import_walk_sees_a_lazy_import_inside_a_function(tmp_path: Path) ->
 
 def test_import_ingest_loads_no_streamlit_or_plotly() -> None:
     code = (
-        "import sys, ingest, ingest.cli, ingest.store, ingest.registry, dashboard.cli, dashboard.demo\n"
+        "import sys, ingest, ingest.cli, ingest.storage.store, ingest.registry, dashboard.cli, dashboard.demo\n"
         "ingest.registry.registered_formats()\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in ('streamlit', 'plotly')]\n"
         "print(bad); sys.exit(1 if bad else 0)"
@@ -98,3 +98,58 @@ def test_ui_free_modules_outside_the_analysis_layer_are_the_entry_points_and_app
         if not {"streamlit", "plotly"} & imported_packages(path)
     }
     assert ui_free == {"__init__.py", "__main__.py", "cli.py", "demo.py", "uploads.py", "memory.py"}
+
+
+def ingest_import_graph() -> dict[str, set[str]]:
+    """Each ``ingest`` module and the ``ingest`` modules it imports (lazy imports too; packages left out)."""
+    modules = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts): path
+        for path in (ROOT / "ingest").rglob("*.py") if path.name != "__init__.py"
+    }
+    return {name: imported_modules(path) & modules.keys() for name, path in modules.items()}
+
+
+def circles_in(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles a depth-first walk meets, each as the path that closes it."""
+    state: dict[str, str] = {}
+    circles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = "open"
+        for imported in sorted(graph[module]):
+            if state.get(imported) == "open":
+                circles.append([*path[path.index(imported):], imported])
+            elif imported not in state:
+                visit(imported, [*path, imported])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    return circles
+
+
+def test_the_circle_walk_finds_a_circle() -> None:
+    graph = {"lines": {"kernels"}, "kernels": {"grammar"}, "grammar": {"lines"}, "other": {"lines"}}
+    assert circles_in(graph) == [["grammar", "lines", "kernels", "grammar"]]
+
+
+def test_no_ingest_modules_import_each_other_in_a_circle() -> None:
+    """A circle (``log_lines`` → ``log_kernels`` → ``sglang_grammar`` → ``log_lines`` was one) means
+    neither module can be read or moved alone; the shared line reader depends on no family's reader."""
+    graph = ingest_import_graph()
+    assert "ingest.parsers.logs.byte_kernels" in graph["ingest.parsers.logs.log_lines"]
+    assert circles_in(graph) == []
+
+
+def test_ingest_is_grouped_by_role() -> None:
+    """Readers by family under ``parsers/``, figures derived from rows in ``derive/``, the store in
+    ``storage/``; only the pipeline, the command line and the contract between them at the top."""
+    top = {path.name for path in (ROOT / "ingest").glob("*.py")}
+    assert top == {
+        "__init__.py", "__main__.py", "cli.py", "pipeline.py", "registry.py", "formats.py", "model.py",
+        "tables.py", "reader.py", "errors.py", "progress.py",
+    }
+    families = {path.name for path in (ROOT / "ingest" / "parsers").iterdir() if (path / "__init__.py").exists()}
+    assert families == {"bench", "drafters", "logs", "metrics", "sglang", "traces", "vllm"}
+    assert [path.name for path in (ROOT / "ingest" / "parsers").glob("*.py")] == ["__init__.py"]

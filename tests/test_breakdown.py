@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ingest.breakdown import (
+from ingest.derive.breakdown import (
     CLASS_CODES,
     M_GPU,
     M_LAUNCH,
@@ -32,8 +32,8 @@ from ingest.breakdown import (
     summarize_across_ranks,
     union_length,
 )
+from ingest.derive.trace_rules import TraceRules, default_rules, load_user_rules
 from ingest.errors import MalformedInput
-from ingest.trace_rules import TraceRules, default_rules, load_user_rules
 
 RULES = default_rules()
 P = {name: code for code, name in enumerate(PHASE_CODES)}

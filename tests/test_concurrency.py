@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 import duckdb
 import pytest
 
-from ingest import store
 from ingest.errors import StoreBusy
 from ingest.pipeline import ingest_paths
+from ingest.storage import store
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.reliability_helpers import (
     click_page,

@@ -12,7 +12,7 @@ from conftest import FIXTURES
 
 from ingest.errors import MalformedInput, UnrecognizedFormat
 from ingest.formats import ParseOptions
-from ingest.parsers import cycle_timing, kineto
+from ingest.parsers.traces import cycle_timing, kineto
 from ingest.pipeline import ingest_paths
 from ingest.registry import detect
 

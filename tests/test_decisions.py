@@ -13,8 +13,8 @@ import pytest
 from dashboard import report
 from dashboard.analysis import data, evidence, summary
 from dashboard.cli import main
-from ingest import store
-from ingest.decisions import (
+from ingest.storage import store
+from ingest.storage.decisions import (
     InvalidDecision,
     canonical_json,
     evidence_hash,
@@ -189,7 +189,7 @@ def test_cli_decide_without_a_store_says_what_to_do(tmp_path: Path, capsys: pyte
 
 
 def test_the_cli_path_loads_neither_streamlit_nor_plotly() -> None:
-    code = ("import sys, dashboard.analysis.evidence, dashboard.analysis.summary, ingest.decisions\n"
+    code = ("import sys, dashboard.analysis.evidence, dashboard.analysis.summary, ingest.storage.decisions\n"
             "sys.exit(any(m.split('.')[0] in ('streamlit', 'plotly') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, timeout=60).returncode == 0
 

@@ -1,4 +1,4 @@
-"""Figures outside their domain are kept as read and named in the file's report (issue #29, ingest.invariants)."""
+"""Figures outside their domain are kept as read and named in the file's report (issue #29, ingest.derive.invariants)."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ingest.invariants import DomainCheck
+from ingest.derive.invariants import DomainCheck
 from ingest.pipeline import ingest_paths
 from ingest.tables import table_from_rows
 

@@ -13,8 +13,8 @@ import pytest
 
 from dashboard import cli
 from dashboard.analysis import drafters
-from ingest import drafter_checks, safetensors
 from ingest.errors import MalformedInput
+from ingest.parsers.drafters import drafter_checks, safetensors
 from ingest.pipeline import expand_paths, ingest_paths
 from tests import drafter_fixtures
 from tests.conftest import ROOT

@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest import drafter_checks, safetensors
 from ingest.errors import MalformedInput
+from ingest.parsers.drafters import drafter_checks, safetensors
 from tests import drafter_fixtures
 
 FUZZ = settings(max_examples=300, deadline=None, derandomize=True, database=None,

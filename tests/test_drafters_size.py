@@ -10,8 +10,7 @@ import pytest
 
 from dashboard.analysis import definitions, drafters
 from dashboard.drafter_frames import drafters_table
-from ingest import drafter_checks
-from ingest.parsers import eagle3_drafter
+from ingest.parsers.drafters import drafter_checks, eagle3_drafter
 from ingest.pipeline import ingest_paths
 from tests import drafter_fixtures
 

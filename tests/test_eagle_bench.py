@@ -12,7 +12,7 @@ from conftest import CORPUS, FIXTURES
 
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions
-from ingest.parsers import eagle_bench
+from ingest.parsers.bench import eagle_bench
 from ingest.pipeline import ingest_file
 from ingest.reader import read_head
 from ingest.registry import detect, registered_formats

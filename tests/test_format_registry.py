@@ -51,16 +51,16 @@ def test_the_checker_would_see_a_file_two_formats_claim(tmp_path: Path) -> None:
 def declared_in_source() -> set[str]:
     """Parser modules whose source assigns FORMATS at the top level, read without importing them."""
     declared = set()
-    for path in PARSERS.glob("*.py"):
+    for path in PARSERS.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "FORMATS" for t in node.targets)
                for node in tree.body):
-            declared.add(path.stem)
+            declared.add(".".join(path.relative_to(ROOT).with_suffix("").parts))
     return declared
 
 
 def test_every_module_that_declares_formats_is_registered() -> None:
-    registered = {f.parse.__module__.rsplit(".", 1)[-1] for f in registry.registered_formats()}
+    registered = {f.parse.__module__ for f in registry.registered_formats()}
     assert declared_in_source() == registered
     assert not registry.NOT_SCANNED & declared_in_source()  # a skipped module must not hold formats
 

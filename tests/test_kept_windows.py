@@ -14,8 +14,8 @@ import pytest
 
 from dashboard.analysis import data
 from dashboard.cli import main
-from ingest import run_windows, store
 from ingest.pipeline import ingest_paths
+from ingest.storage import run_windows, store
 from tests.conftest import ROOT
 
 DEMO = ROOT / "data" / "demo" / "phase-0"

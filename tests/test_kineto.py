@@ -26,15 +26,15 @@ from conftest import CORPUS, FIXTURES, ROOT, corpus_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ingest.derive.trace_rules import default_rules
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions
 from ingest.model import ParsedSource
-from ingest.parsers import cycle_timing, kineto
-from ingest.parsers.trace_stream import TraceEventStream
+from ingest.parsers.traces import cycle_timing, kineto
+from ingest.parsers.traces.trace_stream import TraceEventStream
 from ingest.pipeline import ingest_paths
 from ingest.reader import read_head
 from ingest.registry import detect
-from ingest.trace_rules import default_rules
 
 TRACES = FIXTURES / "traces"
 RULES = default_rules()

@@ -10,8 +10,8 @@ import pytest
 
 from dashboard import cli
 from dashboard.analysis import data
-from ingest import labels
 from ingest.pipeline import ingest_paths
+from ingest.storage import labels
 from tests.conftest import FIXTURES
 
 LOGS = FIXTURES / "logs"

@@ -1,4 +1,4 @@
-"""The compiled passes over log blocks (ingest/parsers/log_kernels.py).
+"""The compiled passes over log blocks (ingest/parsers/sglang/log_kernels.py).
 
 A line template's program must never accept a line its pattern refuses (read as RE2 reads it:
 ``\\d`` is ASCII), must read every value exactly as Python does, and must accept the ordinary
@@ -17,8 +17,9 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from ingest.parsers import log_lines, sglang_templates
-from ingest.parsers.sglang_templates import (
+from ingest.parsers.logs import log_lines
+from ingest.parsers.sglang import sglang_templates
+from ingest.parsers.sglang.sglang_templates import (
     Template,
     TemplateBook,
     _distinct_tags,
@@ -247,7 +248,7 @@ def test_distinct_tags_beyond_the_table_go_to_arrow(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(sglang_templates, "DISTINCT_TAGS", 4)
     table = np.full(16, -1, dtype=np.int64)
     codes = np.empty(len(tags), dtype=np.int64)
-    assert log_lines.kernels().distinct_ranges(block.array, starts, ends, table, np.empty(4, dtype=np.int64), codes) == -1
+    assert sglang_templates.log_kernels().distinct_ranges(block.array, starts, ends, table, np.empty(4, dtype=np.int64), codes) == -1
     texts, codes = sglang_templates._distinct_tags(block, starts, ends)
     assert [texts[code] for code in codes.tolist()] == tags
 

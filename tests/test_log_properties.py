@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ingest.formats import ParseOptions
-from ingest.parsers import sglang_log
-from ingest.parsers.sglang_grammar import (
+from ingest.parsers.sglang import sglang_log
+from ingest.parsers.sglang.sglang_grammar import (
     DECODE_FIELDS,
     PREFILL_FIELDS,
     MalformedValue,

@@ -10,10 +10,11 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from ingest import store
 from ingest.formats import ParseOptions
-from ingest.parsers import log_lines, sglang_log
+from ingest.parsers.logs import log_lines
+from ingest.parsers.sglang import sglang_log
 from ingest.pipeline import ingest_file
+from ingest.storage import store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
 SGLANG_FIXTURES = sorted(FIXTURES.glob("sglang-*.log"))

@@ -1,4 +1,4 @@
-"""Line templates (ingest/parsers/sglang_templates.py) read lines by position once the general
+"""Line templates (ingest/parsers/sglang/sglang_templates.py) read lines by position once the general
 reader has seen their shape. Both paths must give exactly the same rows: checked on every
 fixture, every SGLang log of the corpus and a generated log with all the shapes the benchmark
 uses, with blocks cut small so that most lines go through a template."""
@@ -13,8 +13,9 @@ from conftest import corpus_files
 
 from ingest.errors import IngestError
 from ingest.formats import ParseOptions
-from ingest.parsers import log_lines, sglang_log, sglang_stats, sglang_templates
-from ingest.parsers.sglang_templates import TemplateBook, learn
+from ingest.parsers.logs import log_lines
+from ingest.parsers.sglang import sglang_log, sglang_stats, sglang_templates
+from ingest.parsers.sglang.sglang_templates import TemplateBook, learn
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench import gen_log
-from ingest.parsers import pyrepr
-from ingest.parsers.pyrepr import (
+from ingest.parsers.logs import pyrepr
+from ingest.parsers.logs.pyrepr import (
     ReprError,
     ast_call_repr,
     ast_dict_repr,

@@ -9,9 +9,9 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from ingest import store
 from ingest.model import ParsedSource
-from ingest.schema import current_schema_sql
+from ingest.storage import store
+from ingest.storage.schema import current_schema_sql
 from ingest.tables import SCHEMAS
 from tests.conftest import ROOT
 
@@ -41,7 +41,7 @@ def test_every_parser_table_has_exactly_the_stores_columns_and_types(name: str) 
 
 def test_the_current_schema_file_is_what_the_migrations_add_up_to() -> None:
     committed = (ROOT / "docs" / "current-schema.sql").read_text(encoding="utf-8")
-    assert committed == current_schema_sql(), "stale: run `python -m ingest.schema > docs/current-schema.sql`"
+    assert committed == current_schema_sql(), "stale: run `python -m ingest.storage.schema > docs/current-schema.sql`"
 
 
 def parsed_with(table: pa.Table) -> ParsedSource:

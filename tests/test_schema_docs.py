@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from ingest import store
+from ingest.storage import store
 from tests.conftest import ROOT
 
 

@@ -25,7 +25,7 @@ import duckdb
 import pytest
 
 from dashboard import cli
-from ingest import store
+from ingest.storage import store
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.conftest import ROOT
 from tests.reliability_helpers import (

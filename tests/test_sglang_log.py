@@ -20,7 +20,8 @@ import pytest
 
 from ingest.errors import IngestError, UnrecognizedFormat
 from ingest.formats import ParseOptions
-from ingest.parsers import log_lines, pyrepr, sglang_log
+from ingest.parsers.logs import log_lines, pyrepr
+from ingest.parsers.sglang import sglang_log
 from ingest.registry import detect
 from tests.conftest import corpus_files
 from tests.log_golden import assert_matches_golden, load_golden, parse_for_golden

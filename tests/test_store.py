@@ -7,9 +7,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest import store
 from ingest.model import ParsedSource
 from ingest.pipeline import ingest_paths
+from ingest.storage import store
 from ingest.tables import table_from_rows
 from tests.conftest import ROOT
 

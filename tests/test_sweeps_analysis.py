@@ -152,7 +152,7 @@ def test_the_sweep_modules_format_numbers_only_through_quantities() -> None:
 
 
 def test_status_lists_the_sweeps(demo_db: Path) -> None:
-    from ingest.sweep_status import sweep_lines
+    from ingest.storage.sweep_status import sweep_lines
 
     assert sweep_lines(demo_db) == [
         "  sweep phase-0 · bench_speculative.py: from-scratch, k2-drafter; batch 1, 2, 4, 8, 16, 32; 348 points, "

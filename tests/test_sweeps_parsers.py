@@ -1,4 +1,4 @@
-"""Sweep files (ingest/parsers/sweeps.py): bench_speculative.py JSONL, SpecForge bench_eagle3 / SpecBundle JSON and
+"""Sweep files (ingest/parsers/bench/sweeps.py): bench_speculative.py JSONL, SpecForge bench_eagle3 / SpecBundle JSON and
 pasted sweep tables, on our fixtures (tests/fixtures/sweeps, each with its .source) and the real corpus samples."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from ingest import registry
 from ingest.errors import MalformedInput
 from ingest.formats import ParseOptions
-from ingest.parsers import sweeps
+from ingest.parsers.bench import sweeps
 from ingest.pipeline import ingest_paths
 from ingest.reader import read_head
 from tests.conftest import CORPUS, FIXTURES

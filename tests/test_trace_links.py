@@ -184,7 +184,7 @@ def test_the_kept_trace_links_hold_exactly_the_views_rows(tmp_path: Path, isolat
 def test_a_store_made_before_the_links_labels_its_traces_when_migrated(
     tmp_path: Path, isolated_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ingest import store
+    from ingest.storage import store
 
     every = store.migration_files()
     monkeypatch.setattr(store, "migration_files", lambda: [m for m in every if m[0] < "012"])

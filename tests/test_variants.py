@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.variants import derive_variant, drafter_name, variant_label
+from ingest.derive.variants import derive_variant, drafter_name, variant_label
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 
 from ingest.errors import IngestError, UnrecognizedFormat
 from ingest.formats import ParseOptions
-from ingest.parsers import vllm_log
+from ingest.parsers.vllm import vllm_log
 from ingest.registry import detect
 from tests.conftest import corpus_files
 from tests.log_golden import assert_matches_golden, load_golden, parse_for_golden

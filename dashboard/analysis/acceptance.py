@@ -201,7 +201,7 @@ def all_dataset_rows(db_path: str | Path) -> pd.DataFrame:
 
 
 # The sweeps' per-benchmark accept length (migration 016, SpecForge bench_eagle3 / SpecBundle files, owned by
-# ingest/parsers/sweeps.py): per sweep, variant and dataset, the mean over the drafter configs measured at the
+# ingest/parsers/bench/sweeps.py): per sweep, variant and dataset, the mean over the drafter configs measured at the
 # smallest batch size (acceptance does not depend on the batch; configs do change it, so the count is named).
 SWEEP_DATASETS = """
     WITH points AS (

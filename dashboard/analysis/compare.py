@@ -14,7 +14,7 @@ import pandas as pd
 
 from dashboard.analysis.definitions import ACCEPT, R_BELOW_ONE, RATIO, TAU_BELOW_FLOOR
 from dashboard.analysis.stats import DiffCI, MeanCI, mean_ci_of, t_quantile
-from ingest.variants import drafter_name
+from ingest.derive.variants import drafter_name
 
 MEAN_OF_RUNS = "mean_of_runs"
 TOKENS_OVER_TIME = "tokens_over_time"

@@ -19,13 +19,13 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from ingest import run_windows
 from ingest.errors import NoStore
-from ingest.labels import (
+from ingest.storage import run_windows
+from ingest.storage.labels import (
     NO_PHASE,  # evidence without --phase: a phase of its own on every page, and in $phases
 )
-from ingest.sql import fetch_value
-from ingest.store import migration_files, open_with_retry
+from ingest.storage.sql import fetch_value
+from ingest.storage.store import migration_files, open_with_retry
 
 READ_LOCK_WAIT_S = 10.0
 MAX_POINTS = 2000  # time series are downsampled in SQL to at most this many points
@@ -59,7 +59,7 @@ def frame(
     db_path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = (), *, linked: bool = False
 ) -> pd.DataFrame:
     """``sql``'s rows; with ``linked``, ``sql`` may read ``linked_logs()`` and ``windows_of(ids)``
-    (``ingest.run_windows.define_readers``: the kept tables while current, else their views)."""
+    (``ingest.storage.run_windows.define_readers``: the kept tables while current, else their views)."""
     with reader(db_path) as con:
         if linked:
             run_windows.define_readers(con)

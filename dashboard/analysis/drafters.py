@@ -1,6 +1,6 @@
 """Ingested drafters, their mappings compared, and which drafter a served variant used (UI-free).
 
-The comparison itself is ``ingest.drafter_checks.compare`` (the CLI compares folders with it too);
+The comparison itself is ``ingest.parsers.drafters.drafter_checks.compare`` (the CLI compares folders with it too);
 this module reads its inputs from the store (tables ``drafters`` and ``drafter_vocab``, migration
 015). A variant's drafter is the ingested drafter whose path equals the server's
 ``speculative_draft_model_path``, or whose name is that path's last component (the folder name:
@@ -18,9 +18,9 @@ import pandas as pd
 
 from dashboard.analysis.data import frame, reader, relations
 from dashboard.analysis.definitions import Quantity
-from ingest import drafter_checks
-from ingest.drafter_checks import Comparison, compare, divergence
 from ingest.errors import IngestError, MalformedInput
+from ingest.parsers.drafters import drafter_checks
+from ingest.parsers.drafters.drafter_checks import Comparison, compare, divergence
 
 COLUMNS = ("source_id", "name", "path", "architecture", "hidden_size", "vocab_size", "draft_vocab_size",
            "mapping_form", "status", "headline", "verdicts", "weights_files", "tensors", "has_d2t", "has_t2d", "bytes_read")

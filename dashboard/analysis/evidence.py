@@ -3,7 +3,7 @@
 No Streamlit: the CLI (``specdash decide``) and the demo builder call this too.
 ``compute_evidence`` reads the store through ``dashboard.analysis.data`` and reduces with
 ``dashboard.analysis.compare``; ``check_decision`` recomputes it to tell whether a decision is stale: equal
-hashes (``ingest.decisions.evidence_hash``) settle it at once; otherwise the two
+hashes (``ingest.storage.decisions.evidence_hash``) settle it at once; otherwise the two
 are compared value by value, numbers within a relative 1e-6 (sums computed in
 parallel by DuckDB can differ in their last bits from one run to the next).
 """
@@ -20,8 +20,8 @@ import pandas as pd
 
 from dashboard.analysis import compare, data
 from dashboard.analysis.definitions import ACCEPT, COUNT, PERCENT, TOK_S
-from ingest.decisions import evidence_hash, normalized
 from ingest.errors import DecisionError
+from ingest.storage.decisions import evidence_hash, normalized
 
 SCHEMA = "specdash.evidence/1"
 TOLERANCE = 1e-6  # relative: a number that moved less than this has not changed

@@ -28,7 +28,7 @@ from dashboard.analysis.definitions import (
     Quantity,
     missing,
 )
-from ingest.labels import NO_PHASE
+from ingest.storage.labels import NO_PHASE
 
 FEWER_THAN_TWO = "n/a (n < 2)"  # fewer than two runs, records or log lines: no interval
 TOO_FEW = "n/a (too few)"  # the t interval would reach 0 tok/s or below (compare.ci_from_summary)

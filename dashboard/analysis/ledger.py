@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from dashboard.analysis import data, evidence, summary
-from ingest.decisions import InvalidDecision, record_decision
+from ingest.storage.decisions import InvalidDecision, record_decision
 
 
 def link_to(base_url: str | None, decision_id: str) -> str | None:

@@ -30,7 +30,7 @@ from dashboard.analysis.definitions import (
     SWEEP_POOLS_FILES,
     Quantity,
 )
-from ingest.variants import drafter_name
+from ingest.derive.variants import drafter_name
 
 # The definitions the page shows (docs/metrics.md, "Sweeps", says the same); the tables' helps are these words.
 SPEEDUP = COLUMNS["sweep speedup"].help

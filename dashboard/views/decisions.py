@@ -19,8 +19,8 @@ from dashboard.analysis import (
 )
 from dashboard.analysis.data import NO_PHASE
 from dashboard.state import BASELINE, DECISION, METRIC, PHASES, SESSION, VARIANTS, Keys
-from ingest.decisions import VERDICTS
 from ingest.errors import SpecdashError
+from ingest.storage.decisions import VERDICTS
 
 st.title("Decisions")
 store = ui.require_store()

@@ -1,0 +1,1 @@
+"""Figures derived from parsed rows: accept length, the cycle breakdown, trace rules, variant labels, invariants."""

@@ -1,0 +1,1 @@
+"""Drafter checkpoints: the safetensors container, the vocabulary mapping, token counts."""

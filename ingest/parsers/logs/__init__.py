@@ -1,0 +1,1 @@
+"""Line machinery every server-log reader shares: lines, blocks, prefixes, config reprs."""

@@ -1,0 +1,1 @@
+"""Server metrics: Prometheus /metrics text and per-request speculative statistics."""

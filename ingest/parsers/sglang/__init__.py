@@ -1,0 +1,1 @@
+"""SGLang server logs: the stats-line grammar, its general reader and its compiled fast path."""

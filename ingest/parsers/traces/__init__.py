@@ -1,0 +1,1 @@
+"""Profiler traces (Kineto) and cycle timings a team measured itself."""

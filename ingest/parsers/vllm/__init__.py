@@ -1,0 +1,1 @@
+"""vLLM: server logs and benchmark outputs."""

@@ -1,0 +1,1 @@
+"""The DuckDB store: the only writer, its migrations and views, labels, decisions and kept tables."""

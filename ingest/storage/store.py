@@ -1,0 +1,499 @@
+"""The DuckDB store: the only writer.
+
+Every source file is loaded in one transaction together with its row in
+``sources`` (keyed by the file's sha256), so a file is either fully in the store
+or not at all, and loading the same bytes again is a no-op. Connections are
+short-lived: the dashboard's read-only connections and the CLI's writes take
+turns on the file lock, with a bounded retry instead of an error.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from ingest.errors import IngestError, StoreBusy, StoreError
+from ingest.model import ParsedSource
+from ingest.storage import run_windows
+from ingest.storage.spool import spooled
+from ingest.storage.sql import fetch_value
+from ingest.tables import SCHEMAS
+
+DEFAULT_DB = Path("specdash.duckdb")
+LOCK_WAIT_S = 30.0
+WARNINGS_KEPT = 100
+
+
+def resolve_db_path(db: str | Path | None = None) -> Path:
+    """``--db`` if given, else ``$SPECDASH_DB``, else ``./specdash.duckdb``."""
+    if db:
+        return Path(db)
+    from_env = os.environ.get("SPECDASH_DB")
+    return Path(from_env) if from_env else DEFAULT_DB
+
+
+def is_lock_error(error: Exception) -> bool:
+    text = str(error).lower()
+    return "lock" in text and ("conflicting" in text or "could not set" in text)
+
+
+def lock_holder(error: Exception) -> str:
+    """`` (PID 4722: /usr/bin/python3)`` from DuckDB's lock message, so the user knows whom to wait for."""
+    found = re.search(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)", str(error))
+    return f" (PID {found['pid']}: {found['program']})" if found else ""
+
+
+# DuckDB caches the pages it writes up to 80 % of RAM by default; a writer loading a big log
+# in one transaction would grow with the file. Beyond this it writes pages out (or spills).
+WRITER_MEMORY_LIMIT = "96MB"
+
+
+def is_open_here_in_the_other_mode(error: Exception) -> bool:
+    """DuckDB shares one database per file within a process: a read-write connection cannot open while
+    a read-only one is open, nor the other way round (the dashboard's server reads on some threads
+    while it records a decision on another). Both kinds are short-lived, so this is waited out too."""
+    return "different configuration than existing connections" in str(error)
+
+
+def open_with_retry(db_path: Path, *, read_only: bool, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
+    """Open the store, waiting with backoff while another process holds the lock, or this process has it
+    open in the other mode (``LOCK_WAIT_S`` by default)."""
+    wait_s = LOCK_WAIT_S if wait_s is None else wait_s
+    deadline = time.monotonic() + wait_s
+    delay = 0.02
+    while True:
+        try:
+            return duckdb.connect(str(db_path), read_only=read_only)
+        except (duckdb.IOException, duckdb.ConnectionException) as error:
+            here = is_open_here_in_the_other_mode(error)
+            if not (here or is_lock_error(error)):
+                raise StoreError(db_path, f"cannot open the store ({error})", hint="check --db / SPECDASH_DB") from error
+            if time.monotonic() >= deadline:
+                holder = " (this process, in the other mode)" if here else f" by another process{lock_holder(error)}"
+                raise StoreBusy(
+                    db_path,
+                    f"the store stayed locked{holder} for {wait_s:g} s",
+                    hint="try again once its other queries have finished" if here
+                    else "wait for the other ingest to finish, or stop the process holding it",
+                ) from error
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
+@contextmanager
+def writer(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection with the schema migrated, closed on exit."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    con = open_with_retry(db_path, read_only=False)
+    try:
+        con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
+        # Pages the writer's buffers were given are kept for its next buffers instead of being
+        # returned to the system and faulted in again (measured on a 4 M-row insert: 185 k → 80 k
+        # page faults, 1.12 → 0.97 s). DuckDB gives the memory back when the store is closed.
+        con.execute(f"SET block_allocator_memory = '{WRITER_MEMORY_LIMIT}'")
+        # Rows carry line_no / run_index; nothing reads them in storage order. Without the
+        # ordering constraint DuckDB inserts a big log's rows twice as fast (measured 2.1 → 1.0 s
+        # for 4.5 M rows).
+        con.execute("SET preserve_insertion_order = false")
+        migrate(con)
+        yield con
+    finally:
+        con.close()
+
+
+# --- migrations -------------------------------------------------------------------------------
+
+def migration_files() -> list[tuple[str, str]]:
+    """(name, sql) of every migration shipped with the package, in order."""
+    folder = resources.files("ingest.storage") / "migrations"
+    names = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".sql"))
+    return [(name.removesuffix(".sql"), (folder / name).read_text(encoding="utf-8")) for name in names]
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply the migrations not yet recorded in ``schema_migrations``; returns their names."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
+    )
+    done = {row[0] for row in con.execute("SELECT name FROM schema_migrations").fetchall()}
+    applied = []
+    for name, sql in migration_files():
+        if name in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(sql)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [name, utc_now()])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
+
+
+# --- loading sources --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LoadResult:
+    source_id: str
+    already_present: bool
+    rows_loaded: int
+    lines_skipped: int
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as stream:
+            while chunk := stream.read(1 << 20):
+                digest.update(chunk)
+    except OSError as error:
+        raise IngestError(path, f"cannot be read ({error.strerror})", hint="check the path and its permissions") from error
+    return digest.hexdigest()
+
+
+def source_id_for(sha256: str) -> str:
+    return sha256[:16]
+
+
+def find_source(con: duckdb.DuckDBPyConnection, sha256: str) -> str | None:
+    row = con.execute("SELECT source_id FROM sources WHERE sha256 = ?", [sha256]).fetchone()
+    return row[0] if row else None
+
+
+def is_ingested(db_path: Path, sha256: str) -> bool:
+    if not db_path.exists():
+        return False
+    with writer(db_path) as con:
+        return find_source(con, sha256) is not None
+
+
+def load_source(
+    db_path: Path,
+    path: Path,
+    parsed: ParsedSource,
+    *,
+    sha256: str | Callable[[], str],
+    phase: str | None = None,
+    variant: str | None = None,
+    group: str | None = None,
+    replace: bool = False,
+    link_to: str | None = None,
+) -> LoadResult:
+    """Write one parsed file in a single transaction; a no-op if its sha256 is already stored.
+
+    With ``replace`` the file's earlier rows are swapped for the new ones in the same transaction.
+    ``sha256`` may be a callable, asked once a streaming parser has read the whole file (the
+    pipeline hashes the file while it is parsed). ``link_to`` (--link-to / --no-link) overrides the
+    links found for the file's evidence (view trace_set_links, migration 012).
+    """
+    with spooled(parsed, beside=db_path.parent) as pieces, writer(db_path) as con:  # a streaming parser has read the whole file here
+        sha256 = sha256 if isinstance(sha256, str) else sha256()
+        source_id = source_id_for(sha256)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            if find_source(con, sha256) is not None:
+                if not replace:
+                    con.execute("ROLLBACK")
+                    return LoadResult(source_id, True, 0, 0)
+                delete_source_rows(con, source_id)
+            if phase is None:
+                phase = folder_phase(con, path)
+            fallback = file_variant(con, parsed.kind, path) if variant is None else None
+            for name, rows in pieces:
+                insert_table(con, name, rows, source_id, phase, variant, fallback)
+            insert_source_row(con, source_id, path, sha256, parsed, phase, variant, group, link_to)
+            con.execute(RUN_LABELS_FROM_SESSIONS, [source_id])
+            run_windows.refresh(con, source_id)  # the tables kept for the dashboard (migration 007)
+            relink_traces(con)
+            touch_last_change(con)
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+    return LoadResult(source_id, False, parsed.rows_loaded, parsed.lines_skipped)
+
+
+def insert_source_row(
+    con: duckdb.DuckDBPyConnection,
+    source_id: str,
+    path: Path,
+    sha256: str,
+    parsed: ParsedSource,
+    phase: str | None,
+    variant: str | None,
+    group: str | None,
+    link_to: str | None = None,
+) -> None:
+    con.execute(
+        """
+        INSERT INTO sources (source_id, path, sha256, kind, engine, size_bytes, phase, variant, ingest_group,
+                             ingested_at, rows_loaded, lines_skipped, skipped_detail, warnings, link_to)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """,
+        [
+            source_id,
+            str(path.resolve()),
+            sha256,
+            parsed.kind,
+            parsed.engine,
+            parsed.size_bytes if parsed.size_bytes is not None else path.stat().st_size,
+            phase,
+            variant,
+            group,
+            utc_now(),
+            parsed.rows_loaded,
+            parsed.lines_skipped,
+            json.dumps(dict(parsed.skipped), sort_keys=True),
+            json.dumps(parsed.warnings[:WARNINGS_KEPT]),
+            link_to,
+        ],
+    )
+
+
+def table_columns(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
+    rows = con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position", [name]
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def insert_table(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    table: pa.Table | pa.RecordBatchReader,
+    source_id: str,
+    phase: str | None,
+    variant: str | None,
+    fallback_variant: str | None = None,
+) -> None:
+    """Insert a parser table, adding ``source_id``/``session_id`` and applying --phase/--variant.
+
+    ``fallback_variant`` labels the rows of FILE_LABELLED tables that carry no variant of their own.
+    """
+    if name not in SCHEMAS:
+        raise ValueError(f"parser produced unknown table {name!r}")  # a bug, not bad input
+    if isinstance(table, pa.Table) and table.num_rows == 0:
+        return
+    target = table_columns(con, name)
+    check_columns(name, table.schema.names, target)
+    overrides = {"phase": phase, "variant": variant}
+    select = ["$source_id AS source_id"]
+    if "session_id" in target:
+        select.append("$source_id || '-' || CAST(session_key AS VARCHAR) AS session_id")
+    for column in target:
+        if column in ("source_id", "session_id"):
+            continue
+        if column in overrides and overrides[column] is not None:
+            select.append(f"${column} AS {column}")
+        elif column == "variant" and fallback_variant is not None and name in FILE_LABELLED:
+            own = '"variant"' if "variant" in table.schema.names else "NULL"
+            select.append(f"coalesce({own}, $fallback_variant) AS variant")
+        elif column in table.schema.names:
+            select.append(f'"{column}"')
+    params: dict[str, Any] = {"source_id": source_id}
+    params.update({key: value for key, value in overrides.items() if value is not None and key in target})
+    if fallback_variant is not None and name in FILE_LABELLED and overrides["variant"] is None:
+        params["fallback_variant"] = fallback_variant
+    con.register("incoming_rows", table)
+    try:
+        con.execute(f"INSERT INTO {name} BY NAME SELECT {', '.join(select)} FROM incoming_rows", params)
+    finally:
+        con.unregister("incoming_rows")
+
+
+# A run carries its session's labels (migration 013), whichever way the session got them.
+RUN_LABELS_FROM_SESSIONS = """
+    UPDATE bench_runs r SET phase = s.phase, variant = s.variant
+    FROM sessions s WHERE s.session_id = r.session_id AND r.source_id = ?
+"""
+
+# Columns the store fills itself: the file's id, a session's id, and the --phase/--variant labels.
+STORE_FILLED = frozenset({"source_id", "session_id", "phase", "variant"})
+
+
+class SchemaMismatch(ValueError):
+    """A parser's table and the store's disagree on a column: a bug in specdash (a field added to
+    ``ingest/tables.py`` without a migration, or the reverse), never bad input."""
+
+
+def check_columns(name: str, incoming: list[str], stored: list[str]) -> None:
+    """Refuse rows whose columns differ from the store's table, naming the column: before, a field
+    missing from the DDL was reported as loaded and stored nowhere."""
+    unknown = [column for column in incoming if column not in stored]
+    if unknown:
+        raise SchemaMismatch(f"table {name}: column {', '.join(unknown)} is not in the store; add it in a migration")
+    missing = [column for column in stored if column not in incoming and column not in STORE_FILLED]
+    if missing:
+        raise SchemaMismatch(f"table {name}: the store requires column {', '.join(missing)}, which the rows lack; "
+                             "declare it in ingest/tables.py")
+
+
+# Tables of profiler traces: a trace loaded without --variant takes its folder's variant (macro folder_variant,
+# migration 019), so that it reaches the Breakdown page.
+FILE_LABELLED = frozenset({"cycle_phase_times", "trace_kernels", "trace_ranks"})
+TRACE_KINDS = frozenset({"kineto_trace"})
+
+
+def file_variant(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> str | None:
+    if kind not in TRACE_KINDS:
+        return None
+    return fetch_value(con, "SELECT folder_variant(?)", [str(path.resolve())])
+
+
+def folder_phase(con: duckdb.DuckDBPyConnection, path: Path) -> str | None:
+    """The phase a ``.../<phase>/<variant>/file`` layout names (macro folder_phase), for a file given no --phase."""
+    return fetch_value(con, "SELECT folder_phase(?)", [str(path.resolve())])
+
+
+RELABEL_TRACE_ROWS = tuple(  # one per FILE_LABELLED table
+    f"UPDATE {table} SET phase = ?, variant = ? WHERE source_id = ?"
+    for table in ("cycle_phase_times", "trace_kernels", "trace_ranks")
+)
+# The link views join the server lifetimes many times over; DuckDB gives each join its own buffers,
+# so deriving the links takes more than the writer's page cache limit even on a small store.
+LINKS_MEMORY_LIMIT = "512MB"
+
+
+@contextmanager
+def link_memory(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The writer's memory limit raised for a query over the link views (they join the lifetimes many times over)."""
+    con.execute(f"SET memory_limit = '{LINKS_MEMORY_LIMIT}'")
+    try:
+        yield
+    finally:
+        con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
+
+
+def relink_traces(con: duckdb.DuckDBPyConnection) -> int:
+    """Refresh table trace_links from view trace_set_links and label each trace file's rows as view
+    ``trace_labels`` says (its linked lifetime's variant and phase, else its own), in the caller's
+    transaction; returns how many trace files changed label.
+
+    Any load can change a link (the log of a trace loaded earlier, a lifetime renamed by a new config),
+    so this runs after every load; a store without traces skips it.
+    """
+    if fetch_value(con, "SELECT count(*) FROM trace_ranks") == 0:
+        return 0
+    with link_memory(con):
+        links = con.execute("SELECT * FROM trace_set_links ORDER BY ALL").fetchall()
+    if links != con.execute("SELECT * FROM trace_links ORDER BY ALL").fetchall():
+        con.execute("DELETE FROM trace_links")
+        if links:
+            con.executemany("INSERT INTO trace_links VALUES (?, ?, ?, ?, ?, ?, ?, ?)", links)
+    changed = con.execute(
+        """
+        SELECT l.source_id, l.phase, l.variant FROM trace_labels l
+        WHERE EXISTS (SELECT 1 FROM trace_ranks t WHERE t.source_id = l.source_id
+                      AND (t.phase IS DISTINCT FROM l.phase OR t.variant IS DISTINCT FROM l.variant))
+        """
+    ).fetchall()
+    for relabel in RELABEL_TRACE_ROWS:
+        for source_id, phase, variant in changed:
+            con.execute(relabel, [phase, variant, source_id])
+    return len(changed)
+
+
+def link_target_count(db_path: Path, wanted: str) -> int:
+    """How many server lifetimes a --link-to value names in the store (macro link_targets)."""
+    if not db_path.exists():
+        return 0
+    with writer(db_path) as con:
+        return fetch_value(con, "SELECT count(*) FROM link_targets(?)", [wanted])
+
+
+def lifetimes_of_log(db_path: Path, name: str) -> list[str]:
+    """Session ids of the server lifetimes of stored logs whose path, file name or label is ``name``."""
+    if not db_path.exists():
+        return []
+    with writer(db_path) as con:
+        rows = con.execute(
+            r"""
+            SELECT coalesce(benchmark_session_id, own_session_id) FROM server_lifetimes
+            WHERE path = $name OR regexp_replace(path, '^.*[/\\]', '') = $name OR file_label(path) = $name
+            ORDER BY log_source_id, segment
+            """,
+            {"name": name},
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def data_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Tables that hold rows of sources (they have a ``source_id`` column), other than ``sources``."""
+    rows = con.execute(
+        """
+        SELECT DISTINCT c.table_name FROM information_schema.columns c
+        JOIN information_schema.tables t USING (table_name)
+        WHERE c.column_name = 'source_id' AND t.table_type = 'BASE TABLE' AND c.table_name <> 'sources'
+        ORDER BY 1
+        """
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def delete_source_rows(con: duckdb.DuckDBPyConnection, source_id: str) -> None:
+    for name in data_tables(con):
+        con.execute(f"DELETE FROM {name} WHERE source_id = ?", [source_id])
+    con.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
+
+
+def touch_last_change(con: duckdb.DuckDBPyConnection) -> None:
+    """Bump the id the dashboard keys its caches on, so new data shows after a refresh."""
+    con.execute(
+        "INSERT OR REPLACE INTO store_meta VALUES ('last_change', ?)", [uuid.uuid4().hex]
+    )
+
+
+def set_meta(db_path: Path, key: str, value: str) -> None:
+    with writer(db_path) as con:
+        con.execute("INSERT OR REPLACE INTO store_meta VALUES (?, ?)", [key, value])
+
+
+# --- status -----------------------------------------------------------------------------------
+
+def status(db_path: Path) -> dict[str, Any]:
+    """What the store holds: row counts per table, sources by kind, migrations applied."""
+    if not db_path.exists():
+        return {"db": str(db_path), "exists": False}
+    with writer(db_path) as con:
+        counts = {name: fetch_value(con, f"SELECT count(*) FROM {name}") for name in ["sources", *data_tables(con), "decisions"]}
+        kinds = dict(con.execute("SELECT kind, count(*) FROM sources GROUP BY kind ORDER BY kind").fetchall())
+        migrations = [row[0] for row in con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
+        meta = dict(con.execute("SELECT key, value FROM store_meta").fetchall())
+    return {"db": str(db_path), "exists": True, "rows": counts, "sources_by_kind": kinds, "migrations": migrations, "meta": meta}
+
+
+def session_list(db_path: Path) -> list[dict[str, Any]]:
+    """Every session (view evidence_sessions) with its file, by phase, variant and start."""
+    if not db_path.exists():
+        return []
+    with writer(db_path) as con:
+        cursor = con.execute(
+            r"""
+            SELECT s.session_id, s.origin, s.phase, s.variant, s.variant_from,
+                   regexp_replace(src.path, '^.*[/\\]', '') AS file
+            FROM evidence_sessions s JOIN sources src USING (source_id)
+            ORDER BY s.phase NULLS FIRST, s.variant, s.started_at NULLS LAST, s.session_id
+            """
+        )
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
