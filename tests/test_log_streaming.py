@@ -14,7 +14,6 @@ from ingest.formats import ParseOptions
 from ingest.parsers.logs import log_lines
 from ingest.parsers.sglang import sglang_log
 from ingest.pipeline import ingest_file
-from ingest.storage import store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
 SGLANG_FIXTURES = sorted(FIXTURES.glob("sglang-*.log"))
@@ -95,22 +94,6 @@ def test_parked_batches_are_removed_after_a_load(tmp_path: Path) -> None:
     db = tmp_path / "store.duckdb"
     assert ingest_file(FIXTURES / "sglang-eagle3-basic.log", db).error is None
     assert not list(tmp_path.glob(".specdash-spool-*"))
-
-
-def test_stores_made_before_streaming_keep_their_formulas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = tmp_path / "old.duckdb"
-    shipped = store.migration_files()
-    monkeypatch.setattr(store, "migration_files", lambda: [(name, sql) for name, sql in shipped if name < "008"])
-    with store.writer(db) as con:  # a store as the previous release left it
-        con.execute("INSERT INTO server_configs (source_id, segment) VALUES ('s1', 0), ('s1', 1)")
-        con.execute(
-            """INSERT INTO decode_stats (source_id, segment, line_no, extra)
-               VALUES ('s1', 0, 5, '{"forward_ct": 3, "accept_rate_formulas": ["tau/num_draft_tokens"]}'), ('s1', 1, 9, NULL)"""
-        )
-    monkeypatch.setattr(store, "migration_files", lambda: shipped)
-    with store.writer(db) as con:
-        values = con.execute("SELECT segment, accept_rate_formulas FROM server_configs ORDER BY segment").fetchall()
-    assert [(segment, value and json.loads(value)) for segment, value in values] == [(0, ["tau/num_draft_tokens"]), (1, None)]
 
 
 def store_rows(db: Path) -> dict[str, int]:

@@ -181,35 +181,6 @@ def test_the_kept_trace_links_hold_exactly_the_views_rows(tmp_path: Path, isolat
     assert len(kept) == 2 and kept == query(isolated_store, "SELECT * FROM trace_set_links ORDER BY ALL")
 
 
-def test_a_store_made_before_the_links_labels_its_traces_when_migrated(
-    tmp_path: Path, isolated_store: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from ingest.storage import store
-
-    every = store.migration_files()
-    monkeypatch.setattr(store, "migration_files", lambda: [m for m in every if m[0] < "012"])
-    monkeypatch.setattr(store, "relink_traces", lambda con: 0)
-    monkeypatch.setattr(store, "insert_source_row", _source_row_before_012)
-    monkeypatch.setattr(store, "RUN_LABELS_FROM_SESSIONS", "SELECT ?")  # bench_runs had no labels before 013
-    monkeypatch.setattr(store, "folder_phase", lambda con, path: None)  # folder layouts are read since 019
-    monkeypatch.setattr(store, "file_variant", lambda con, kind, path: f"trace:{PROFILE_ID}")  # named after the file before 019
-    assert ingest(isolated_store, PLAIN_LOG, trace_named(tmp_path, PROFILE_ID)) == 0
-    assert trace_table_variants(isolated_store) == {f"trace:{PROFILE_ID}"}
-    monkeypatch.undo()
-    with store.writer(isolated_store):  # opening the store for writing applies 012
-        pass
-    assert trace_table_variants(isolated_store) == {EAGLE3}
-    assert trace_session(isolated_store) == (EAGLE3, "linked server log", "trace start inside the lifetime (UTC clock)", 0)
-
-
-def _source_row_before_012(con, source_id, path, sha256, parsed, phase, variant, group, link_to=None):  # type: ignore[no-untyped-def]
-    con.execute(
-        "INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, now(), ?, ?, '{}', '[]')",
-        [source_id, str(path.resolve()), sha256, parsed.kind, parsed.engine, path.stat().st_size, phase, variant, group,
-         parsed.rows_loaded, parsed.lines_skipped],
-    )
-
-
 def test_the_run_page_diffs_a_lifetimes_config_against_the_baseline_lifetime(
     isolated_store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -107,7 +107,7 @@ def store_state(db_path: str | Path) -> dict[str, Any]:
         "runs": runs,
         "decisions": decisions,
         "kinds": kinds,
-        "pending_migrations": [name for name, _ in migration_files() if name not in applied],
+        "pending_migrations": [m.name for m in migration_files() if m.name not in applied],
     }
 
 

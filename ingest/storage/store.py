@@ -116,33 +116,75 @@ def writer(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 # --- migrations -------------------------------------------------------------------------------
 
-def migration_files() -> list[tuple[str, str]]:
-    """(name, sql) of every migration shipped with the package, in order."""
+# A migration's statements after this line read views or macros: they run once every view is current.
+AFTER_VIEWS = "-- after views:"
+VIEWS_META_KEY = "views_sha256"
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    tables: str  # creates and alters tables
+    after_views: str  # fills or relabels rows through the current views ('' for most)
+
+
+def migration_files() -> list[Migration]:
+    """Every migration shipped with the package, in order."""
     folder = resources.files("ingest.storage") / "migrations"
     names = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(".sql"))
-    return [(name.removesuffix(".sql"), (folder / name).read_text(encoding="utf-8")) for name in names]
+    found = []
+    for name in names:
+        tables, _, after_views = (folder / name).read_text(encoding="utf-8").partition(AFTER_VIEWS)
+        found.append(Migration(name.removesuffix(".sql"), tables, after_views.partition("\n")[2]))
+    return found
+
+
+def views_sql() -> str:
+    """Every view and macro, one definition each (``ingest/storage/views.sql``)."""
+    return (resources.files("ingest.storage") / "views.sql").read_text(encoding="utf-8")
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Apply the migrations not yet recorded in ``schema_migrations``; returns their names."""
+    """Apply the migrations not yet recorded in ``schema_migrations``, then make the views current;
+    returns the migrations' names. One transaction: a store is upgraded whole or not at all.
+
+    Views are re-created whenever the store's copy differs from ``views.sql`` (its hash is kept in
+    ``store_meta``), so a store made by older migrations reads through the current definitions."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
     )
     done = {row[0] for row in con.execute("SELECT name FROM schema_migrations").fetchall()}
-    applied = []
-    for name, sql in migration_files():
-        if name in done:
-            continue
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(sql)
-            con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [name, utc_now()])
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
-        applied.append(name)
-    return applied
+    pending = [m for m in migration_files() if m.name not in done]
+    views = views_sql()
+    views_hash = hashlib.sha256(views.encode()).hexdigest()
+    if not pending and stored_views_hash(con) == views_hash:
+        return []
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for migration in pending:
+            execute_script(con, migration.tables)
+        execute_script(con, views)
+        for migration in pending:
+            execute_script(con, migration.after_views)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [migration.name, utc_now()])
+        con.execute("INSERT OR REPLACE INTO store_meta VALUES (?, ?)", [VIEWS_META_KEY, views_hash])
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    return [m.name for m in pending]
+
+
+def stored_views_hash(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The hash of the views the store holds (store_meta exists: migration 001 made it)."""
+    row = con.execute("SELECT value FROM store_meta WHERE key = ?", [VIEWS_META_KEY]).fetchone()
+    return None if row is None else str(row[0])
+
+
+def execute_script(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Run a script; one of comments only (a migration whose views moved to views.sql) runs nothing."""
+    if duckdb.extract_statements(sql):
+        con.execute(sql)
 
 
 # --- loading sources --------------------------------------------------------------------------

@@ -1,6 +1,5 @@
 -- 001_initial: sources, benchmark sessions and runs, server configs, decode/prefill stats,
 -- bench_serving records, decisions. Public names are documented in docs/schema.md.
-
 CREATE TABLE sources (
     source_id      VARCHAR PRIMARY KEY,  -- first 16 hex digits of sha256
     path           VARCHAR NOT NULL,     -- as given to ingest, made absolute
@@ -156,4 +155,5 @@ CREATE TABLE store_meta (
 );
 
 CREATE INDEX decode_stats_source ON decode_stats (source_id, ts);
+
 CREATE INDEX bench_runs_session ON bench_runs (session_id);

@@ -1,6 +1,5 @@
 -- 003_bench: per-request rows of benchmark records saved with --output-details
 -- (sglang.bench_serving / vllm bench serve). Documented in docs/bench-formats.md.
-
 CREATE TABLE bench_requests (
     source_id      VARCHAR NOT NULL,
     record_index   INTEGER NOT NULL,  -- the bench_serving record the request belongs to

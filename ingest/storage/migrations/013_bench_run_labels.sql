@@ -3,5 +3,7 @@
 -- store.load_source fills them from the file's sessions in the load's transaction. Documented in
 -- docs/schema.md.
 ALTER TABLE bench_runs ADD COLUMN phase VARCHAR;
+
 ALTER TABLE bench_runs ADD COLUMN variant VARCHAR;
+
 UPDATE bench_runs r SET phase = s.phase, variant = s.variant FROM sessions s WHERE s.session_id = r.session_id;

@@ -36,31 +36,3 @@ CREATE TABLE token_counts (
     target_id BIGINT NOT NULL,
     count     BIGINT NOT NULL
 );
-
--- Per drafter and token-count file: the share of the generated tokens the draft vocabulary can
--- express at all, an upper bound on acceptance at every draft position. A drafter without d2t and
--- without a smaller draft vocabulary covers every id below its vocab_size.
-CREATE VIEW drafter_coverage AS
-WITH totals AS (
-    SELECT source_id, sum(count) AS tokens, count(*) AS distinct_tokens FROM token_counts GROUP BY source_id
-), mapped AS (
-    SELECT v.source_id AS drafter_source_id, tc.source_id AS tokens_source_id,
-           sum(tc.count) AS covered, count(*) AS distinct_covered
-    FROM token_counts tc JOIN drafter_vocab v ON v.target_id = tc.target_id
-    GROUP BY ALL
-), full_vocab AS (
-    SELECT d.source_id AS drafter_source_id, tc.source_id AS tokens_source_id,
-           sum(tc.count) AS covered, count(*) AS distinct_covered
-    FROM drafters d JOIN token_counts tc ON tc.target_id < d.vocab_size
-    WHERE d.mapping_form = 'full target vocabulary'
-    GROUP BY ALL
-), covered AS (
-    SELECT * FROM mapped UNION ALL SELECT * FROM full_vocab
-)
-SELECT d.source_id AS drafter_source_id, d.name AS drafter, t.source_id AS tokens_source_id, s.path AS tokens_path,
-       t.tokens, t.distinct_tokens, coalesce(c.covered, 0) AS covered_tokens,
-       coalesce(c.distinct_covered, 0) AS covered_distinct, coalesce(c.covered, 0) / t.tokens AS coverage
-FROM drafters d CROSS JOIN totals t
-JOIN sources s ON s.source_id = t.source_id
-LEFT JOIN covered c ON c.drafter_source_id = d.source_id AND c.tokens_source_id = t.source_id
-WHERE d.weights_files > 0;
