@@ -126,30 +126,41 @@ def screenshot(page, name: str) -> None:  # type: ignore[no-untyped-def]
         ".map(e => e.scrollHeight), document.body.scrollHeight)"
     )
     page.set_viewport_size({"width": viewport["width"], "height": min(int(height) + 80, MAX_SHOT_HEIGHT)})
-    page.wait_for_timeout(700)  # let plotly re-layout at the new size
+    page.wait_for_timeout(300)  # let plotly re-layout at the new size
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
     page.set_viewport_size(viewport)
 
 
 # --- what a person would see wrong on a page --------------------------------------------------------
 
-def settle(page, quiet_ms: int = 1200, timeout_ms: int = 60_000) -> None:  # type: ignore[no-untyped-def]
-    """Wait until the app has stopped running (no "Running…/Stop" widget for ``quiet_ms``) and charts are drawn."""
-    page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=timeout_ms)
-    quiet, waited = 0, 0
-    while quiet < quiet_ms and waited < timeout_ms:
-        page.wait_for_timeout(200)
-        waited += 200
-        quiet = quiet + 200 if page.locator('[data-testid="stStatusWidget"]').count() == 0 else 0
+# The app is done: Streamlit says its script is not running and the connection is up, nothing is stale or
+# still a skeleton, no status widget, and every plotly chart has drawn its SVG (the bench's READY, without
+# its metric conditions).
+SETTLED = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.dataset.testScriptState !== 'notRunning' || app.dataset.testConnectionState !== 'CONNECTED') return false;
+  if (document.querySelector('[data-testid="stStatusWidget"], [data-stale="true"], [data-testid="stSkeleton"]')) return false;
+  if (!document.querySelector('[data-testid="stMain"] h1')) return false;
+  return [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(chart => chart.querySelector('.main-svg'));
+}"""
+
+
+def settle(page, quiet_ms: int = 300, timeout_ms: int = 60_000) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the app is done (``SETTLED``), and still is ``quiet_ms`` later: a rerun a widget or a
+    fragment starts right after the first run would otherwise be missed."""
+    page.wait_for_function(SETTLED, timeout=timeout_ms, polling=50)
+    page.wait_for_timeout(quiet_ms)
+    page.wait_for_function(SETTLED, timeout=timeout_ms, polling=50)
 
 
 def open_expanders(page) -> None:  # type: ignore[no-untyped-def]
     """Open every collapsed expander, so the tables inside them are checked and shot too."""
-    for summary in page.locator('[data-testid="stExpander"] summary').all():
-        if not summary.evaluate("s => s.parentElement.open"):
-            summary.click()
-            page.wait_for_timeout(150)
-    settle(page)
+    closed = [s for s in page.locator('[data-testid="stExpander"] summary').all() if not s.evaluate("s => s.parentElement.open")]
+    for summary in closed:
+        summary.click()
+    if closed:
+        page.wait_for_timeout(150)
+        settle(page)
 
 
 def overflowing_tables(page) -> list[str]:  # type: ignore[no-untyped-def]
