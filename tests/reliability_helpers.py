@@ -248,8 +248,8 @@ SQL_KEYWORDS = ("sql", "query")
 IDENTIFIER_SOURCES = {"data_tables", "table_columns", "relations"}
 # ...and the declared table schemas.
 IDENTIFIER_MAPPINGS = {"SCHEMAS"}
-# SQL text shipped inside the package (the migration files).
-SHIPPED_SQL_SOURCES = {"migration_files"}
+# SQL text shipped inside the package (the migration files, the views).
+SHIPPED_SQL_SOURCES = {"migration_files", "views_sql"}
 # Values whose text cannot carry SQL syntax.
 HARMLESS_CALLS = {"int", "float", "len"}
 
@@ -331,7 +331,7 @@ class SqlAssemblyChecker:
 
     def trusted_call(self, call: ast.Call) -> bool:
         func = call.func
-        if isinstance(func, ast.Name) and func.id in HARMLESS_CALLS:
+        if isinstance(func, ast.Name) and func.id in HARMLESS_CALLS | SHIPPED_SQL_SOURCES:
             return True
         if isinstance(func, ast.Attribute) and func.attr == "join" and len(call.args) == 1:
             return self.trusted(func.value) and self.trusted_collection(call.args[0])

@@ -131,7 +131,7 @@ def test_the_sql_checker_allows_constants_bound_values_and_allowlisted_identifie
 
 
 def test_the_sql_checker_fails_on_todays_store_once_its_table_guard_is_removed() -> None:
-    source = (ROOT / "ingest" / "store.py").read_text(encoding="utf-8")
+    source = (ROOT / "ingest" / "storage" / "store.py").read_text(encoding="utf-8")
     guard = re.search(r"\n    if name not in SCHEMAS:\n        raise [^\n]+\n", source)
     assert guard is not None, "insert_table no longer checks its table name against SCHEMAS"
     unguarded = source.replace(guard.group(0), "\n")

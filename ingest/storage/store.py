@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 import pyarrow as pa
@@ -121,8 +121,7 @@ AFTER_VIEWS = "-- after views:"
 VIEWS_META_KEY = "views_sha256"
 
 
-@dataclass(frozen=True)
-class Migration:
+class Migration(NamedTuple):
     name: str
     tables: str  # creates and alters tables
     after_views: str  # fills or relabels rows through the current views ('' for most)
@@ -154,37 +153,33 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
         "CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL)"
     )
     done = {row[0] for row in con.execute("SELECT name FROM schema_migrations").fetchall()}
-    pending = [m for m in migration_files() if m.name not in done]
+    pending = [migration for migration in migration_files() if migration.name not in done]
     views = views_sql()
     views_hash = hashlib.sha256(views.encode()).hexdigest()
     if not pending and stored_views_hash(con) == views_hash:
         return []
     con.execute("BEGIN TRANSACTION")
     try:
-        for migration in pending:
-            execute_script(con, migration.tables)
-        execute_script(con, views)
-        for migration in pending:
-            execute_script(con, migration.after_views)
-            con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [migration.name, utc_now()])
+        for _, tables, _ in pending:
+            if duckdb.extract_statements(tables):  # comments only: a migration whose views moved to views.sql
+                con.execute(tables)
+        con.execute(views)
+        for name, _, after_views in pending:
+            if duckdb.extract_statements(after_views):
+                con.execute(after_views)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [name, utc_now()])
         con.execute("INSERT OR REPLACE INTO store_meta VALUES (?, ?)", [VIEWS_META_KEY, views_hash])
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")
         raise
-    return [m.name for m in pending]
+    return [migration.name for migration in pending]
 
 
 def stored_views_hash(con: duckdb.DuckDBPyConnection) -> str | None:
     """The hash of the views the store holds (store_meta exists: migration 001 made it)."""
     row = con.execute("SELECT value FROM store_meta WHERE key = ?", [VIEWS_META_KEY]).fetchone()
     return None if row is None else str(row[0])
-
-
-def execute_script(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    """Run a script; one of comments only (a migration whose views moved to views.sql) runs nothing."""
-    if duckdb.extract_statements(sql):
-        con.execute(sql)
 
 
 # --- loading sources --------------------------------------------------------------------------
