@@ -1,7 +1,8 @@
-"""Plotly builders of the Acceptance page: DataFrame in, Figure out (no Streamlit, no SQL)."""
-from __future__ import annotations
+"""Plotly builders of the Acceptance page: DataFrame in, Figure out (no Streamlit, no SQL).
 
-from collections.abc import Sequence
+A variant's colour is the store's (``palette.VariantColors``, passed by the page), the same on every page; axis
+ticks carry their quantity's declared precision (``definitions``)."""
+from __future__ import annotations
 
 import numpy as np
 import pandas as pd
@@ -9,18 +10,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dashboard.analysis.acceptance import HISTOGRAM_BIN
-from dashboard.analysis.definitions import ACCEPT, MS, RATIO, SHARE
+from dashboard.analysis.definitions import ACCEPT, COUNT, MS, RATIO, SHARE
+from dashboard.analysis.palette import UNORDERED, VariantColors
 
-# The same colours, in the same order, as dashboard/charts.py gives variants.
-PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]
 DASHES = ["solid", "dot", "dash", "longdash", "dashdot"]
 THRESHOLD_COLOR = "#C62828"
 FEW_REQUESTS = 20  # below this many requests the ECDF marks each one
 FEW_BAR_TICKS = 6  # up to this many requests in the tallest bar, one tick per request
-
-
-def colors(variants: Sequence[str]) -> dict[str, str]:
-    return {variant: PALETTE[i % len(PALETTE)] for i, variant in enumerate(variants)}
 
 
 def _layout(fig: go.Figure, height: int, legend_y: float = -0.22) -> go.Figure:
@@ -35,16 +31,17 @@ def curve_label(variant: str, origin: str, several_origins: bool) -> str:
     return f"{variant} · {origin}" if several_origins else variant
 
 
-def position_figure(curves: pd.DataFrame, threshold: float, marks: dict[tuple[str, str], int | None]) -> go.Figure:
+def position_figure(curves: pd.DataFrame, threshold: float, marks: dict[tuple[str, str], int | None],
+                    colors: VariantColors = UNORDERED) -> go.Figure:
     """Left: survival S(k) = P(≥ k accepted) with its p10–p90 band. Right: conditional rate c(k), the threshold line,
     and a marker at each curve's first position below it."""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, subplot_titles=(
         "Survival: P(at least k drafts accepted)", "Conditional: P(k accepted | k−1 accepted)"))
-    palette = colors(sorted(set(curves["variant"])))
+    color_of = colors.of(sorted(set(curves["variant"])))
     several = curves.groupby("variant")["origin"].nunique().max() > 1 if not curves.empty else False
     for (variant, origin), curve in curves.groupby(["variant", "origin"], sort=True):
         label = curve_label(variant, origin, bool(several))
-        color, dash = palette[variant], DASHES[sorted(set(curves["origin"])).index(origin) % len(DASHES)]
+        color, dash = color_of[variant], DASHES[sorted(set(curves["origin"])).index(origin) % len(DASHES)]
         k = curve["position"]
         if curve["low"].notna().any():
             fig.add_trace(go.Scatter(x=list(k) + list(k[::-1]), y=list(curve["high"]) + list(curve["low"][::-1]),
@@ -71,42 +68,42 @@ def position_figure(curves: pd.DataFrame, threshold: float, marks: dict[tuple[st
     fig.add_hline(y=threshold, line={"color": THRESHOLD_COLOR, "dash": "dash", "width": 1}, row=1, col=2,
                   annotation_text=f"threshold {SHARE.text(threshold)}", annotation_position="top left")
     for col in (1, 2):
-        fig.update_xaxes(title_text="draft position k", dtick=1, row=1, col=col)
-        fig.update_yaxes(range=[0, 1.02], tickformat=".0%", row=1, col=col)
+        fig.update_xaxes(title_text="draft position k", dtick=1, row=1, col=col, **COUNT.ticks())
+        fig.update_yaxes(range=[0, 1.02], row=1, col=col, **SHARE.ticks())
     return _layout(fig, 460 + 22 * max(0, len(curves.groupby(["variant", "origin"])) - 3))
 
 
-def steps_figure(models: dict[str, pd.DataFrame]) -> go.Figure:
+def steps_figure(models: dict[str, pd.DataFrame], colors: VariantColors = UNORDERED) -> go.Figure:
     """Modelled speedup against the number of drafted tokens N, per variant; the best N marked."""
     fig = go.Figure()
-    palette = colors(sorted(models))
+    color_of = colors.of(sorted(models))
     for variant, table in sorted(models.items()):
         fig.add_trace(go.Scatter(
-            x=table["steps"], y=table["speedup"], mode="lines+markers", name=variant, line={"color": palette[variant]},
+            x=table["steps"], y=table["speedup"], mode="lines+markers", name=variant, line={"color": color_of[variant]},
             customdata=np.stack([table["tokens_per_cycle"], table["cycle_ms"]], axis=-1),
             hovertemplate=f"{variant}<br>N = %{{x}}<br>speedup {RATIO.hover('y')}×<br>τ(N) {ACCEPT.hover('customdata[0]')}"
                           f"<br>cycle {MS.hover('customdata[1]')}<extra></extra>"))
         best = table[table["best"]]
         fig.add_trace(go.Scatter(x=best["steps"], y=best["speedup"], mode="markers+text", showlegend=False,
-                                 marker={"size": 16, "symbol": "star", "color": palette[variant]},
+                                 marker={"size": 16, "symbol": "star", "color": color_of[variant]},
                                  text=[f"best N = {int(n)}" for n in best["steps"]], textposition="top center",
                                  hovertemplate=f"{variant}: best N = %{{x}}<extra></extra>"))
     fig.add_hline(y=1.0, line={"color": "#757575", "dash": "dot", "width": 1}, annotation_text="break-even (S = 1)",
                   annotation_position="bottom right")
-    fig.update_xaxes(title_text="drafted tokens per cycle N", dtick=1)
-    fig.update_yaxes(title_text="modelled speedup S")
+    fig.update_xaxes(title_text="drafted tokens per cycle N", dtick=1, **COUNT.ticks())
+    fig.update_yaxes(title_text="modelled speedup S", **RATIO.ticks())
     return _layout(fig, 360)
 
 
-def request_figure(bins: pd.DataFrame, ecdf: pd.DataFrame) -> go.Figure:
+def request_figure(bins: pd.DataFrame, ecdf: pd.DataFrame, colors: VariantColors = UNORDERED) -> go.Figure:
     """Per-request accept length: requests per bin per variant (left, ``acceptance.request_histogram``) and the
     ECDF (right, ``acceptance.request_ecdf``: at most a few thousand exact points however many requests)."""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08,
                         subplot_titles=("Requests by accept length", "Share of requests at or below"))
-    palette = colors(sorted(set(bins["variant"]) | set(ecdf["variant"])))
+    color_of = colors.of(sorted(set(bins["variant"]) | set(ecdf["variant"])))
     for variant, group in bins.groupby("variant", sort=True):
         fig.add_trace(go.Bar(x=(group["start"] + group["end"]) / 2, y=group["requests"], width=HISTOGRAM_BIN, name=variant,
-                             legendgroup=variant, marker={"color": palette[variant]}, opacity=0.6,
+                             legendgroup=variant, marker={"color": color_of[variant]}, opacity=0.6,
                              customdata=np.column_stack([group["start"], group["end"]]),
                              hovertemplate=f"{variant}<br>{ACCEPT.hover('customdata[0]')}–{ACCEPT.hover('customdata[1]')}"
                                            "<br>%{y} requests<extra></extra>"),
@@ -115,16 +112,16 @@ def request_figure(bins: pd.DataFrame, ecdf: pd.DataFrame) -> go.Figure:
         few = int(points["requests"].max()) < FEW_REQUESTS
         fig.add_trace(go.Scatter(x=points["accept_length"], y=points["share"], mode="lines+markers" if few else "lines",
                                  line_shape="hv", name=variant, legendgroup=variant, showlegend=False,
-                                 line={"color": palette[variant]},
+                                 line={"color": color_of[variant]},
                                  hovertemplate=f"{variant}<br>{ACCEPT.hover('x')}<br>{SHARE.hover('y')} of requests"
                                                "<extra></extra>"), row=1, col=2)
     fig.update_layout(barmode="overlay", bargap=0)
-    fig.update_xaxes(title_text="accept length (tokens/step, bonus-inclusive)")
+    fig.update_xaxes(title_text="accept length (tokens/step, bonus-inclusive)", **ACCEPT.ticks())
     tallest = int(bins["requests"].max()) if not bins.empty else 0
     # counts are whole: with only a few requests, plotly's automatic ticks would read 0.2, 0.4, …
-    fig.update_yaxes(title_text="requests", tickformat=",d", dtick=1 if tallest <= FEW_BAR_TICKS else None,
-                     rangemode="tozero", row=1, col=1)
-    fig.update_yaxes(tickformat=".0%", range=[0, 1.02], row=1, col=2)
+    fig.update_yaxes(title_text="requests", dtick=1 if tallest <= FEW_BAR_TICKS else None,
+                     rangemode="tozero", row=1, col=1, **COUNT.ticks())
+    fig.update_yaxes(range=[0, 1.02], row=1, col=2, **SHARE.ticks())
     return _layout(fig, 380, legend_y=-0.3)
 
 
@@ -134,7 +131,7 @@ def dataset_figure(matrix: pd.DataFrame) -> go.Figure:
     text = [[ACCEPT.number(v) for v in row] for row in pivot.to_numpy()]
     fig = go.Figure(go.Heatmap(
         z=pivot.to_numpy(dtype=float), x=list(pivot.columns), y=list(pivot.index), text=text, texttemplate="%{text}",
-        colorscale="Blues", colorbar={"title": "tokens/step"},
+        colorscale="Blues", colorbar={"title": "tokens/step", **ACCEPT.ticks()},
         hovertemplate="%{y} · %{x}<br>accept length %{text} tokens/step<extra></extra>"))
     fig.update_yaxes(autorange="reversed", automargin=True)
     fig.update_xaxes(side="top")

@@ -1,8 +1,8 @@
 """Pure chart builders: DataFrame in, plotly Figure out. No Streamlit, no SQL.
 
-Colours: one per variant, stable across charts (order of first appearance);
-deltas are direction-aware (green faster, red slower, grey within noise).
-Numbers in hovers, tags and titles are formatted by ``definitions`` (one precision per quantity).
+Colours: one per variant, the store's (``palette.VariantColors``: the page passes it, so a variant has one
+colour on every page and in every export); deltas are direction-aware (green faster, red slower, grey within
+noise). Numbers in hovers, tags, titles and axis ticks are formatted by ``definitions`` (one precision per quantity).
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from dashboard.analysis import sampling
 from dashboard.analysis.data import IDLE_GAP_S
 from dashboard.analysis.definitions import (
     ACCEPT,
+    COUNT,
     CYCLE_PARTS,
     KERNEL_CLASSES,
     MS,
@@ -26,8 +27,11 @@ from dashboard.analysis.definitions import (
     TOK_S,
 )
 from dashboard.analysis.frames import communication_per_cycle
+from dashboard.analysis.palette import UNORDERED, VariantColors
 
-PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D"]
+# Colours of what is not a variant (a server log's series, phases, a rank's bars): never palette.PALETTE's, so a
+# colour on any chart names one variant or none.
+SERIES_COLORS = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6", "#9D755D")
 FASTER, SLOWER, NEUTRAL = "#2E7D32", "#C62828", "#757575"
 VERDICT_COLORS = {"faster": FASTER, "slower": SLOWER, "within noise": NEUTRAL, "too few runs to tell": NEUTRAL}
 LOSE_FILL = "rgba(198, 40, 40, 0.08)"
@@ -39,10 +43,6 @@ AFTER_IDLE_COLOR = "#9E9E9E"
 # So WebGL only when the floor per variant pushes the drawn points well past that budget.
 WEBGL_ABOVE_POINTS = 4000
 DENSE_MARKER_SIZE = 6
-
-
-def variant_colors(variants: Sequence[str]) -> dict[str, str]:
-    return {variant: PALETTE[i % len(PALETTE)] for i, variant in enumerate(variants)}
 
 
 def spreads(count: int, width: float = 0.16) -> np.ndarray:
@@ -83,7 +83,8 @@ def _layout(fig: go.Figure, title: str | None, height: int) -> go.Figure:
 
 
 def tok_per_s_points(
-    runs: pd.DataFrame, comparison: pd.DataFrame, metric_label: str, baseline: str | None = None, clickable: bool = True
+    runs: pd.DataFrame, comparison: pd.DataFrame, metric_label: str, baseline: str | None = None, clickable: bool = True,
+    colors: VariantColors = UNORDERED,
 ) -> go.Figure:
     """Each measured run as a point per variant, with the mean of runs and its 95% CI beside it.
 
@@ -99,7 +100,7 @@ def tok_per_s_points(
     every_run = runs[~runs["is_warmup"].astype(bool)]
     measured = sampling.drawn_runs(every_run, sampling.RUN_POINTS_BUDGET, sampling.RUN_POINTS_FLOOR) if not every_run.empty else every_run
     order = comparison["variant"].tolist()
-    colors = variant_colors(order)
+    color_of = colors.of(order)
     many = len(measured) > WEBGL_ABOVE_POINTS
     for position, variant in enumerate(order):
         points = measured[measured["variant"] == variant].reset_index(drop=True)
@@ -108,10 +109,10 @@ def tok_per_s_points(
         if many:  # WebGL, one trace per symbol (a per-point symbol array costs seconds in plotly and in the
             # browser), smaller markers without outline: thousands of them overlap anyway, and drawing is per pixel
             for crossed in (False, True):
-                fig.add_trace(run_points(go.Scattergl, points[short == crossed], variant, colors[variant],
+                fig.add_trace(run_points(go.Scattergl, points[short == crossed], variant, color_of[variant],
                                          "x" if crossed else "circle", size=DENSE_MARKER_SIZE, outline=0))
         else:
-            fig.add_trace(run_points(go.Scatter, points, variant, colors[variant], ["x" if s else "circle" for s in short]))
+            fig.add_trace(run_points(go.Scatter, points, variant, color_of[variant], ["x" if s else "circle" for s in short]))
     fig.add_trace(
         go.Scatter(
             x=[position + 0.18 for position in range(len(order))],
@@ -142,13 +143,14 @@ def tok_per_s_points(
     fig.update_xaxes(tickvals=list(range(len(order))), ticktext=order, range=[-0.6, len(order) - 0.4], automargin=True,
                      tickangle=-90 if upright else 0,
                      title=dict(text="● run · × run stopped before max_tokens · ◆ mean of runs ± 95% CI (t)", font=dict(size=11)))
-    fig.update_yaxes(title="tok/s per run", tickformat=",", automargin=True)
+    fig.update_yaxes(title="tok/s per run", automargin=True, **TOK_S.ticks())
     height = 420 + (min(int(longest * TAG_CHAR_PX), 360) if upright else 0)
     return _layout(fig, "tok/s per run (click a point to open it)" if clickable else "tok/s per run", height)
 
 
 def delta_forest(comparison: pd.DataFrame) -> go.Figure:
-    """Δ% vs baseline with its 95% Welch interval per variant; colour says faster, slower or within noise."""
+    """Δ% of the headline vs the baseline's with its 95% Welch interval per variant (``compare.compare_variants``);
+    colour says faster, slower or within noise."""
     rows = comparison[~comparison["is_baseline"]].dropna(subset=["delta_pct"]) if "delta_pct" in comparison else comparison.iloc[0:0]
     fig = go.Figure()
     for _, row in rows.iterrows():
@@ -170,8 +172,8 @@ def delta_forest(comparison: pd.DataFrame) -> go.Figure:
     fig.add_vline(x=0, line_color="black", line_width=1)
     ends = [v for v in [*rows["delta_pct"], *rows.get("delta_pct_low", []), *rows.get("delta_pct_high", [])] if pd.notna(v)] + [0.0]
     pad = max(2.0, (max(ends) - min(ends)) * 0.08)
-    fig.update_xaxes(title="Δ mean of runs (%), 95% CI (Welch)", zeroline=False, ticksuffix="%",
-                     range=[min(ends) - pad, max(ends) + pad])
+    fig.update_xaxes(title="Δ headline tok/s (%), 95% CI (Welch)", zeroline=False,
+                     range=[min(ends) - pad, max(ends) + pad], **PERCENT.ticks())
     fig.update_yaxes(autorange="reversed", automargin=True)
     return _layout(fig, "Δ vs baseline: spanning 0 = noise", max(220, 90 + 60 * len(rows)))
 
@@ -235,7 +237,8 @@ def marker_box(x: float, y: float, scale: tuple[float, float], size: float = 13)
     return cx - size / 2, cy - size / 2, cx + size / 2, cy + size / 2
 
 
-def breakeven_plane(points: pd.DataFrame, iso_speedups: Sequence[float], needs: pd.DataFrame | None = None) -> go.Figure:
+def breakeven_plane(points: pd.DataFrame, iso_speedups: Sequence[float], needs: pd.DataFrame | None = None,
+                    colors: VariantColors = UNORDERED) -> go.Figure:
     """The (τ, r) plane: iso-speedup lines S = τ ÷ r, the losing region (r > τ) shaded, each point a marker.
 
     ``points``: label, variant, tokens_per_step (τ), cost_ratio (r), source. ``needs``: per variant τ
@@ -244,7 +247,7 @@ def breakeven_plane(points: pd.DataFrame, iso_speedups: Sequence[float], needs: 
     and their labels would cover each other and the tags; the tags are moved apart (``declutter``).
     """
     order = list(dict.fromkeys(points["variant"])) if not points.empty else []
-    colors = variant_colors(order)
+    color_of = colors.of(order)
     x_max = max(4.0, float(points["tokens_per_step"].max()) * 1.25) if not points.empty else 4.0
     y_max = max(3.5, float(points["cost_ratio"].max()) * 1.25) if not points.empty else 3.5
     scale = (PLANE_PLOT_PX[0] / x_max, PLANE_PLOT_PX[1] / y_max)
@@ -270,7 +273,7 @@ def breakeven_plane(points: pd.DataFrame, iso_speedups: Sequence[float], needs: 
     if needs is not None:
         for _, row in needs.iterrows():
             tau, r = row["tokens_per_step"], row["cost_ratio"]
-            color = colors.get(row["variant"], NEUTRAL)
+            color = color_of.get(row["variant"], NEUTRAL)
             fig.add_trace(go.Scatter(x=[tau, r], y=[r, r], mode="lines", line=dict(color=color, dash="dash", width=1),
                                      hoverinfo="skip", showlegend=False))
             fig.add_trace(go.Scatter(x=[tau, tau], y=[r, tau], mode="lines", line=dict(color=color, dash="dash", width=1),
@@ -287,7 +290,7 @@ def breakeven_plane(points: pd.DataFrame, iso_speedups: Sequence[float], needs: 
         traced = ["trace" in str(s) for s in mine["source"]]
         fig.add_trace(go.Scatter(
             x=mine["tokens_per_step"], y=mine["cost_ratio"], mode="markers", name=variant, text=mine["label"],
-            marker=dict(size=13, color=colors[variant], symbol=["star" if t else "circle" for t in traced],
+            marker=dict(size=13, color=color_of[variant], symbol=["star" if t else "circle" for t in traced],
                         line=dict(width=1, color="white")),
             customdata=mine[["label", "source"]].to_numpy(),
             hovertemplate=(f"%{{customdata[0]}}<br>τ = {ACCEPT.hover('x')}<br>r = {RATIO.hover('y')}<br>S = τ ÷ r"
@@ -296,8 +299,8 @@ def breakeven_plane(points: pd.DataFrame, iso_speedups: Sequence[float], needs: 
     if order:  # what the two marker shapes mean, once in the legend
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="● session (cycle model) · ★ profiler trace",
                                  marker=dict(size=1, color="rgba(0,0,0,0)"), hoverinfo="skip"))
-    fig.update_xaxes(title="τ: tokens per cycle (accept length, bonus token included)", range=[0, x_max])
-    fig.update_yaxes(title="r: cycle time ÷ baseline step time", range=[0, y_max])
+    fig.update_xaxes(title="τ: tokens per cycle (accept length, bonus token included)", range=[0, x_max], **ACCEPT.ticks())
+    fig.update_yaxes(title="r: cycle time ÷ baseline step time", range=[0, y_max], **RATIO.ticks())
     return _layout(fig, "Break-even: speedup S = τ ÷ r; below the black line speculation wins", 520)
 
 
@@ -326,9 +329,9 @@ def decode_window(
     idle = after_idle(series)
     fig.add_trace(go.Scatter(x=series["ts"], y=series["gen_throughput"], name="gen throughput", mode="lines+markers",
                              marker=dict(size=[9 if i else 4 for i in idle],
-                                         color=[AFTER_IDLE_COLOR if i else PALETTE[0] for i in idle],
+                                         color=[AFTER_IDLE_COLOR if i else SERIES_COLORS[0] for i in idle],
                                          symbol=["circle-open" if i else "circle" for i in idle]),
-                             line=dict(color=PALETTE[0]),
+                             line=dict(color=SERIES_COLORS[0]),
                              customdata=np.column_stack([series["first_line_no"] if "first_line_no" in series
                                                          else np.full(len(series), None),
                                                          np.where(idle, "<br>first line after idle: spans the gap, "
@@ -340,16 +343,16 @@ def decode_window(
                            xanchor="left", font=dict(size=10, color=NEUTRAL), row=1, col=1)
     if series["tokens_per_step"].notna().any():
         fig.add_trace(go.Scatter(x=series["ts"], y=series["tokens_per_step"], name="accept length", mode="lines+markers",
-                                 marker=dict(size=4), line=dict(color=PALETTE[1]),
+                                 marker=dict(size=4), line=dict(color=SERIES_COLORS[1]),
                                  hovertemplate=f"{ACCEPT.hover('y')}<extra></extra>"), row=2, col=1)
     else:
         fig.add_annotation(text="no accept length in these lines (no speculation)", xref="x2 domain", yref="y2 domain",
                            x=0.5, y=0.5, showarrow=False, font=dict(color=NEUTRAL))
     fig.add_trace(go.Scatter(x=series["ts"], y=series["running_req"], name="#running-req", mode="lines",
-                             line=dict(color=PALETTE[2], shape="hv")), row=3, col=1)
+                             line=dict(color=SERIES_COLORS[2], shape="hv")), row=3, col=1)
     if prefill is not None and not prefill.empty:
         fig.add_trace(go.Scatter(x=prefill["ts"], y=[0] * len(prefill), name="prefill batch", mode="markers",
-                                 marker=dict(symbol="triangle-up", size=9, color=PALETTE[3]),
+                                 marker=dict(symbol="triangle-up", size=9, color=SERIES_COLORS[3]),
                                  customdata=prefill[["new_token", "line_no"]].to_numpy(),
                                  hovertemplate="prefill: %{customdata[0]} new tokens<br>line %{customdata[1]}<extra></extra>"),
                       row=3, col=1)
@@ -358,9 +361,9 @@ def decode_window(
         fill = SELECTED_FILL if selected else WARMUP_FILL if run["is_warmup"] else MEASURED_RUN_FILL
         fig.add_vrect(x0=run["started_at"], x1=run["ended_at"], line_width=0, layer="below", fillcolor=fill,
                       opacity=0.5, row="all", col=1)
-    fig.update_yaxes(title="tok/s", tickformat=",", row=1, col=1)
-    fig.update_yaxes(title="tokens/step", rangemode="tozero", row=2, col=1)
-    fig.update_yaxes(title="requests", rangemode="tozero", row=3, col=1)
+    fig.update_yaxes(title="tok/s", row=1, col=1, **TOK_S.ticks())
+    fig.update_yaxes(title="tokens/step", rangemode="tozero", row=2, col=1, **ACCEPT.ticks())
+    fig.update_yaxes(title="requests", rangemode="tozero", row=3, col=1, **COUNT.ticks())
     fig.update_xaxes(automargin=True)
     shading = "green: measured runs, grey: warm-ups" + (", yellow: selected run" if selected_run else "")
     title = f"Server log over the session ({shading})" if not runs.empty else "Server log over the server's lifetime"
@@ -390,7 +393,7 @@ def phase_timeline(overview: pd.DataFrame, decisions: pd.DataFrame) -> go.Figure
         end = end if pd.notna(end) and end > start else start + pd.Timedelta(hours=1)
         fig.add_trace(go.Scatter(
             x=[start, end], y=[row["phase"], row["phase"]], mode="lines+markers",  # markers keep a one-day phase visible
-            line=dict(width=14, color=PALETTE[i % len(PALETTE)]), marker=dict(size=14, symbol="line-ns", line=dict(width=3)),
+            line=dict(width=14, color=SERIES_COLORS[i % len(SERIES_COLORS)]), marker=dict(size=14, symbol="line-ns", line=dict(width=3)),
             name=row["phase"], showlegend=False,
             hovertemplate=f"{row['phase']}: {row['sessions']} sessions, {row['measured_runs']} measured runs<extra></extra>",
         ))
@@ -410,19 +413,20 @@ def phase_timeline(overview: pd.DataFrame, decisions: pd.DataFrame) -> go.Figure
     return fig
 
 
-def phase_trends(trends: pd.DataFrame, phase_order: Sequence[str], metric_label: str) -> go.Figure:
+def phase_trends(trends: pd.DataFrame, phase_order: Sequence[str], metric_label: str,
+                 colors: VariantColors = UNORDERED) -> go.Figure:
     """Each variant's headline tok/s (mean of runs ± 95% CI alongside) and accept length across phases.
 
     No figure title: the page's heading names it, and a title would sit on the panels' own.
     """
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=("headline tok/s (bars: mean of runs ± 95% CI)", "accept length (tokens/step)"))
-    colors = variant_colors(list(dict.fromkeys(trends["variant"])))
+    color_of = colors.of(trends["variant"])
     for variant, rows in trends.groupby("variant", sort=False):
         rows = rows.set_index("phase").reindex([p for p in phase_order if p in set(rows["phase"])]).reset_index()
         fig.add_trace(go.Scatter(
             x=rows["phase"], y=rows["headline"], name=variant, mode="lines+markers", legendgroup=variant,
-            line=dict(color=colors[variant]), marker=dict(size=9),
+            line=dict(color=color_of[variant]), marker=dict(size=9),
             error_y=dict(type="data", symmetric=False, array=(rows["ci_high"] - rows["mean_of_runs"]).fillna(0),
                          arrayminus=(rows["mean_of_runs"] - rows["ci_low"]).fillna(0), thickness=1),
             hovertemplate=f"{variant} · %{{x}}: {TOK_S.hover('y')}<extra></extra>",
@@ -430,12 +434,12 @@ def phase_trends(trends: pd.DataFrame, phase_order: Sequence[str], metric_label:
         if rows["tokens_per_step"].notna().any():
             fig.add_trace(go.Scatter(
                 x=rows["phase"], y=rows["tokens_per_step"], name=variant, mode="lines+markers", legendgroup=variant,
-                showlegend=False, line=dict(color=colors[variant], dash="dot"), marker=dict(size=9),
+                showlegend=False, line=dict(color=color_of[variant], dash="dot"), marker=dict(size=9),
                 hovertemplate=f"{variant} · %{{x}}: {ACCEPT.hover('y')}<extra></extra>",
             ), row=1, col=2)
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=list(phase_order))
-    fig.update_yaxes(title=f"tok/s ({metric_label})", tickformat=",", row=1, col=1)
-    fig.update_yaxes(title="tokens/step", rangemode="tozero", row=1, col=2)
+    fig.update_yaxes(title=f"tok/s ({metric_label})", row=1, col=1, **TOK_S.ticks())
+    fig.update_yaxes(title="tokens/step", rangemode="tozero", row=1, col=2, **ACCEPT.ticks())
     _layout(fig, None, 420)
     fig.update_layout(margin=dict(l=10, r=30, t=40, b=10))
     return fig
@@ -484,26 +488,27 @@ def cycle_stack(composition: pd.DataFrame, estimates: pd.DataFrame) -> go.Figure
         ))
     _layout(fig, "Where a cycle's time goes", 220 + 60 * len(order))
     fig.update_layout(barmode="stack", yaxis=dict(autorange="reversed", automargin=True), legend=dict(orientation="h", y=-0.3),
-                      xaxis=dict(title="ms per cycle (mean over complete cycles, pace-setting rank)", rangemode="tozero"))
+                      xaxis=dict(title="ms per cycle (mean over complete cycles, pace-setting rank)", rangemode="tozero",
+                                 **MS.ticks()))
     return fig
 
 
-def cycle_distribution(cycles: pd.DataFrame) -> go.Figure:
+def cycle_distribution(cycles: pd.DataFrame, colors: VariantColors = UNORDERED) -> go.Figure:
     """Cycle times of every complete cycle on every rank, as a box per variant with the points beside it.
 
     The axis starts at 0 so every cluster, a baseline's 12 ms steps too, sits between labelled ticks.
     """
     fig = go.Figure()
-    colors = variant_colors(list(dict.fromkeys(cycles["variant"])))
+    color_of = colors.of(cycles["variant"])
     for variant, rows in cycles.groupby("variant", sort=False):
         fig.add_trace(go.Box(
             x=rows["cycle_ms"], name=variant, orientation="h", boxpoints="all", jitter=0.4, pointpos=-1.6,
-            marker=dict(color=colors[variant], size=4), customdata=rows[["rank", "cycle_idx"]].to_numpy(),
+            marker=dict(color=color_of[variant], size=4), customdata=rows[["rank", "cycle_idx"]].to_numpy(),
             hovertemplate=f"rank %{{customdata[0]}}, cycle %{{customdata[1]}}: {MS.hover('x')}<extra></extra>",
         ))
-    fig.update_layout(xaxis=dict(title="cycle time (ms)", rangemode="tozero", showline=True, ticks="outside"),
+    fig.update_layout(xaxis=dict(title="cycle time (ms)", rangemode="tozero", showline=True, ticks="outside", **MS.ticks()),
                       showlegend=False, yaxis=dict(autorange="reversed", automargin=True))
-    return _layout(fig, "Per-cycle distribution (all ranks)", 160 + 70 * len(colors))
+    return _layout(fig, "Per-cycle distribution (all ranks)", 160 + 70 * len(color_of))
 
 
 def rank_cycles(ranks: pd.DataFrame) -> go.Figure:
@@ -511,14 +516,14 @@ def rank_cycles(ranks: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     labels = [f"{v} · rank {r}" for v, r in zip(ranks["variant"], ranks["rank"], strict=True)]
     fig.add_trace(go.Bar(y=labels, x=ranks["median_cycle_ms"], orientation="h", name="median cycle",
-                         marker_color=PALETTE[0], hovertemplate=f"%{{y}}: median cycle {MS.hover('x')}<extra></extra>"))
+                         marker_color=SERIES_COLORS[0], hovertemplate=f"%{{y}}: median cycle {MS.hover('x')}<extra></extra>"))
     speculative = ranks["median_verify_comm_ms"].notna()
     what = ["verify communication (median)" if s else "communication per decode step (trace mean)" for s in speculative]
     fig.add_trace(go.Bar(y=labels, x=communication_per_cycle(ranks), orientation="h", customdata=np.array(what)[:, None],
                          name="of which communication", marker_color=CYCLE_COLORS["verify communication"],
                          hovertemplate=f"%{{y}}: %{{customdata[0]}} {MS.hover('x')}<extra></extra>"))
     _layout(fig, "Per rank: median complete cycle", 160 + 28 * len(labels))
-    fig.update_layout(barmode="overlay", xaxis_title="ms", yaxis=dict(autorange="reversed", automargin=True),
+    fig.update_layout(barmode="overlay", xaxis=dict(title="ms", **MS.ticks()), yaxis=dict(autorange="reversed", automargin=True),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, x=1, xanchor="right"))
     return fig
 
@@ -535,7 +540,8 @@ def trace_class_bars(overview: pd.DataFrame) -> go.Figure:
     for column, (label, colour) in TRACE_CLASSES.items():
         fig.add_bar(y=labels, x=overview[column], name=label, orientation="h", marker_color=colour,
                     hovertemplate=f"%{{y}}<br>{label}: {MS.hover('x')}<extra></extra>")
-    fig.update_layout(barmode="group", height=max(280, 40 + 26 * len(labels) * 3), xaxis_title="ms (union over the trace)",
+    fig.update_layout(barmode="group", height=max(280, 40 + 26 * len(labels) * 3),
+                      xaxis=dict(title="ms (union over the trace)", **MS.ticks()),
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), margin=dict(l=10, r=30, t=40, b=40),
                       template="plotly_white")
     fig.update_yaxes(autorange="reversed", automargin=True)

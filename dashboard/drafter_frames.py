@@ -77,7 +77,8 @@ def divergence_chart(where: pd.DataFrame, c: Comparison) -> go.Figure:
         xaxis_title="draft id", yaxis_title="draft ids that differ (%)", yaxis_range=[0, 105],
         height=320, margin=dict(l=60, r=20, t=50, b=50), showlegend=False, bargap=0,
     )
-    figure.update_xaxes(tickformat=COUNT.d3())
+    figure.update_xaxes(**COUNT.ticks())
+    figure.update_yaxes(**PERCENT.ticks())
     return figure
 
 

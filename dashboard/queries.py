@@ -14,7 +14,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import pandas as pd
 import streamlit as st
 
-from dashboard.analysis import data, evidence, rawlog
+from dashboard.analysis import data, evidence, palette, rawlog
 from dashboard.state import Keys
 from ingest.storage.store import resolve_db_path
 
@@ -123,6 +123,12 @@ rank_breakdown = cached(data.rank_breakdown)
 top_kernels = cached(data.top_kernels)
 session_positions = cached(data.session_positions)
 variant_origins = cached(data.variant_origins)
+variant_order = cached(data.variant_order)
+
+
+def variant_colors() -> palette.VariantColors:
+    """The store's one variant → colour mapping, for every chart a page draws and every export it offers."""
+    return palette.VariantColors(tuple(variant_order()))
 
 
 def session_sources(session_id: str) -> pd.DataFrame:

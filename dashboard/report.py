@@ -24,6 +24,7 @@ from dashboard.analysis.compare import (
 )
 from dashboard.analysis.definitions import ACCEPT, EMPTY, MS, RATIO
 from dashboard.analysis.evidence import evidence_frames, headline
+from dashboard.analysis.palette import UNORDERED, VariantColors
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1150px; margin: 2rem auto;
@@ -112,14 +113,16 @@ def compare_report(
 def compare_report_of(
     selection: str, table: pd.DataFrame, findings: pd.DataFrame, load_runs: Callable[[], pd.DataFrame],
     comparison: pd.DataFrame, metric: str, baseline: str | None, link: str | None = None, demo: bool = False,
+    colors: VariantColors = UNORDERED,
 ) -> str:
     """``compare_report`` with its figures built now, from runs read again (a download's deferred callable).
 
     A page's callable outlives the page by minutes (disconnected sessions are kept): holding a loader
-    instead of 50,000 runs keeps those sessions small.
+    instead of 50,000 runs keeps those sessions small. ``colors``: the store's, so the report draws each
+    variant as the pages do.
     """
     runs = load_runs()
-    figures = [charts.tok_per_s_points(runs, comparison, metric, baseline, clickable=False)]
+    figures = [charts.tok_per_s_points(runs, comparison, metric, baseline, clickable=False, colors=colors)]
     if baseline is not None and len(comparison) > 1:
         figures.append(charts.delta_forest(comparison))
     return compare_report(selection, table, findings, figures, link, demo, points_note=sampling.run_points_note(runs))
@@ -136,18 +139,20 @@ def break_even_item(b: dict[str, Any]) -> str:
             f"at its accept length needs a cycle ≤ {MS.text(b['needed_cycle_ms'])}.</li>")
 
 def decision_report(
-    decision: dict[str, Any], evidence: dict[str, Any], link: str | None = None, stale_reasons: Sequence[str] = ()
+    decision: dict[str, Any], evidence: dict[str, Any], link: str | None = None, stale_reasons: Sequence[str] = (),
+    colors: VariantColors = UNORDERED,
 ) -> str:
-    """A decision with its frozen evidence, its charts rebuilt from that evidence (not from today's store)."""
+    """A decision with its frozen evidence, its charts rebuilt from that evidence (not from today's store), each
+    variant in the store's colour (``colors``)."""
     comparison, runs, points = evidence_frames(evidence)
     runs = runs.astype({"is_warmup": bool})  # frozen without runs, the column is empty object: rows, not columns
     metric = METRIC_LABELS.get(evidence.get("metric", TOKENS_OVER_TIME), "")
-    figures = [charts.tok_per_s_points(runs, comparison, metric, evidence.get("baseline"), clickable=False)]
+    figures = [charts.tok_per_s_points(runs, comparison, metric, evidence.get("baseline"), clickable=False, colors=colors)]
     if comparison.get("delta_pct") is not None and comparison["delta_pct"].notna().any():
         figures.append(charts.delta_forest(comparison))
     if len(points) > 1:
         needs = points[points["variant"] != evidence.get("baseline")]
-        figures.append(charts.breakeven_plane(points, ISO_SPEEDUPS, needs))
+        figures.append(charts.breakeven_plane(points, ISO_SPEEDUPS, needs, colors))
     verdict = decision["verdict"]
     body = [
         f"<h1>{esc(decision['title'])}</h1>",

@@ -1,5 +1,8 @@
 """Plotly builders of the Sweeps page: speedup against batch with the crossover, accept length and step time
-against batch, the config grid heatmap, and a sweep as a path in the (τ, r) plane. Pure: frames in, figures out."""
+against batch, the config grid heatmap, and a sweep as a path in the (τ, r) plane. Pure: frames in, figures out.
+
+A variant's colour is the store's (``palette.VariantColors``, passed by the page), the same on every page; axis
+ticks carry their quantity's declared precision (``definitions``)."""
 from __future__ import annotations
 
 import math
@@ -9,30 +12,43 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dashboard import charts
-from dashboard.analysis.definitions import ACCEPT, EMPTY, MS, RATIO, TOK_S
+from dashboard.analysis.definitions import (
+    ACCEPT,
+    COLUMNS,
+    COUNT,
+    EMPTY,
+    MS,
+    RATIO,
+    TOK_S,
+    Quantity,
+)
+from dashboard.analysis.palette import UNORDERED, VariantColors
 from dashboard.analysis.sweeps import CROSSOVER_AT, UNKNOWN, X_AXES, Crossover
 
-COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
           "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}}
 
 
-def colour(index: int) -> str:
-    return COLOURS[index % len(COLOURS)]
+def x_quantity(x: str) -> Quantity:
+    """The declared quantity of a sweep's x axis (batch size, max concurrency: counts; request rate: req/s)."""
+    quantity = COLUMNS[X_AXES[x]].quantity
+    return quantity if quantity is not None else COUNT
 
 
-def log_axis(values: pd.Series) -> dict[str, object]:
+def log_axis(values: pd.Series, quantity: Quantity) -> dict[str, object]:
+    """A log axis ticked at the measured values only, each written at ``quantity``'s precision."""
     ticks = sorted(float(v) for v in values.dropna().unique() if v > 0)
-    return {"type": "log", "tickvals": ticks, "ticktext": [f"{t:g}" for t in ticks]}
+    return {"type": "log", "tickvals": ticks, "ticktext": [quantity.number(t) for t in ticks]}
 
 
-def speedup_chart(curve: pd.DataFrame, x: str, found: list[Crossover]) -> go.Figure:
+def speedup_chart(curve: pd.DataFrame, x: str, found: list[Crossover], colors: VariantColors = UNORDERED) -> go.Figure:
     figure = go.Figure()
-    for index, (variant, part) in enumerate(curve.groupby("variant", sort=True)):
+    colour = colors.of(sorted(curve["variant"].unique()))
+    for variant, part in curve.groupby("variant", sort=True):
         error = {"type": "data", "array": part["speedup_sd"].fillna(0), "visible": bool(part["speedup_sd"].notna().any())}
         figure.add_trace(go.Scatter(
             x=part[x], y=part["speedup"], name=variant, mode="lines+markers", error_y=error,
-            line={"color": colour(index)}, customdata=part[["config", "throughput", "base_throughput"]],
+            line={"color": colour[variant]}, customdata=part[["config", "throughput", "base_throughput"]],
             hovertemplate=(f"{X_AXES[x]} %{{x}}<br>speedup {RATIO.hover('y')}×<br>%{{customdata[0]}}<br>"
                            f"{TOK_S.hover('customdata[1]')} vs baseline {TOK_S.hover('customdata[2]')}<extra>{variant}</extra>"),
         ))
@@ -43,32 +59,34 @@ def speedup_chart(curve: pd.DataFrame, x: str, found: list[Crossover]) -> go.Fig
         if cross.at is None:
             continue
         index = names.index(cross.variant) if cross.variant in names else 0
+        tint = colour.get(cross.variant, "#555")
         if cross.low is not None and cross.high is not None:
-            figure.add_vrect(x0=cross.low, x1=cross.high, fillcolor=colour(index), opacity=0.12, line_width=0)
-        figure.add_vline(x=cross.at, line={"color": colour(index), "dash": "dot"})
+            figure.add_vrect(x0=cross.low, x1=cross.high, fillcolor=tint, opacity=0.12, line_width=0)
+        figure.add_vline(x=cross.at, line={"color": tint, "dash": "dot"})
         # an annotation on a log axis takes log10(x); shapes take x itself
         figure.add_annotation(x=math.log10(cross.at), y=1, text=f"crossover {CROSSOVER_AT.number(cross.at)}",
                               showarrow=True, arrowhead=2, xanchor="left",
-                              ax=25, ay=-35 - 25 * index, font={"color": colour(index)})
+                              ax=25, ay=-35 - 25 * index, font={"color": tint})
     figure.update_layout(**LAYOUT, height=420, xaxis_title=X_AXES[x], showlegend=True,
                          yaxis_title="speedup vs baseline (×)")
-    figure.update_xaxes(**log_axis(curve[x]))
-    figure.update_yaxes(tickformat=RATIO.d3())
+    figure.update_xaxes(**log_axis(curve[x], x_quantity(x)))
+    figure.update_yaxes(**RATIO.ticks())
     return figure
 
 
-def cause_chart(curve: pd.DataFrame, base: pd.DataFrame, x: str) -> go.Figure:
+def cause_chart(curve: pd.DataFrame, base: pd.DataFrame, x: str, colors: VariantColors = UNORDERED) -> go.Figure:
     """Accept length and step (cycle) time against x: does acceptance fall, or does the cycle cost rise?"""
     figure = make_subplots(rows=1, cols=2, subplot_titles=("Accept length (τ)", "Step / cycle time"),
                            horizontal_spacing=0.12)
-    for index, (variant, part) in enumerate(curve.groupby("variant", sort=True)):
+    colour = colors.of(sorted(curve["variant"].unique()))
+    for variant, part in curve.groupby("variant", sort=True):
         figure.add_trace(go.Scatter(
-            x=part[x], y=part["tau"], name=variant, mode="lines+markers", line={"color": colour(index)},
+            x=part[x], y=part["tau"], name=variant, mode="lines+markers", line={"color": colour[variant]},
             legendgroup=variant, customdata=part[["config"]],
             hovertemplate=f"{X_AXES[x]} %{{x}}<br>{ACCEPT.hover('y')}<br>%{{customdata[0]}}<extra>{variant}</extra>",
         ), row=1, col=1)
         figure.add_trace(go.Scatter(
-            x=part[x], y=part["cycle_ms"], name=variant, mode="lines+markers", line={"color": colour(index)},
+            x=part[x], y=part["cycle_ms"], name=variant, mode="lines+markers", line={"color": colour[variant]},
             legendgroup=variant, showlegend=False, customdata=part[["config", "cycle_from"]],
             hovertemplate=(f"{X_AXES[x]} %{{x}}<br>cycle {MS.hover('y')}<br>%{{customdata[0]}}<br>"
                            f"%{{customdata[1]}}<extra>{variant}</extra>"),
@@ -82,9 +100,10 @@ def cause_chart(curve: pd.DataFrame, base: pd.DataFrame, x: str) -> go.Figure:
     figure.update_layout(**LAYOUT, height=380)
     figure.update_layout(legend={"y": 1.12})
     for column in (1, 2):
-        figure.update_xaxes(title_text=X_AXES[x], row=1, col=column, **log_axis(pd.concat([curve[x], base[x]])))
-    figure.update_yaxes(title_text="tokens/step", tickformat=ACCEPT.d3(), row=1, col=1, rangemode="tozero")
-    figure.update_yaxes(title_text="ms", tickformat=MS.d3(), row=1, col=2, rangemode="tozero")
+        figure.update_xaxes(title_text=X_AXES[x], row=1, col=column,
+                            **log_axis(pd.concat([curve[x], base[x]]), x_quantity(x)))
+    figure.update_yaxes(title_text="tokens/step", row=1, col=1, rangemode="tozero", **ACCEPT.ticks())
+    figure.update_yaxes(title_text="ms", row=1, col=2, rangemode="tozero", **MS.ticks())
     return figure
 
 
@@ -124,7 +143,7 @@ def grid_chart(cells: pd.DataFrame, by_speedup: bool, title: str) -> go.Figure:
     figure = go.Figure(go.Heatmap(
         z=z, x=[f"draft {c}" for c in columns], y=rows, text=text, texttemplate="%{text}", customdata=custom,
         colorscale="RdYlGn", zmid=1 if by_speedup else None, xgap=2, ygap=2,
-        colorbar={"title": "speedup (×)" if by_speedup else "tok/s", "tickformat": quantity.d3()},
+        colorbar={"title": "speedup (×)" if by_speedup else "tok/s", **quantity.ticks()},
         hovertemplate=("%{y} · %{x}<br>" + ("speedup %{z:" + RATIO.d3() + "}×" if by_speedup else TOK_S.hover("z"))
                        + "<br>accept length %{customdata[0]}<br>step time %{customdata[1]}"
                        + "<br>throughput %{customdata[2]}<extra></extra>"),
@@ -134,42 +153,45 @@ def grid_chart(cells: pd.DataFrame, by_speedup: bool, title: str) -> go.Figure:
     return figure
 
 
-def path_chart(curve: pd.DataFrame, x: str) -> go.Figure:
+def path_chart(curve: pd.DataFrame, x: str, colors: VariantColors = UNORDERED) -> go.Figure:
     """A sweep as a path in the (τ, r) plane; the diagonal τ = r is break-even (speedup 1)."""
     figure = go.Figure()
     top = max(float(curve["tau"].max()), float(curve["cost_ratio"].max()), 1.0) * 1.15
     figure.add_trace(go.Scatter(x=[1, top], y=[1, top], mode="lines", name="break-even τ = r",
                                 line={"dash": "dash", "color": "#555"}, hoverinfo="skip"))
-    for index, (variant, part) in enumerate(curve.groupby("variant", sort=True)):
+    colour = colors.of(sorted(curve["variant"].unique()))
+    for variant, part in curve.groupby("variant", sort=True):
         part = part.sort_values(x)
         figure.add_trace(go.Scatter(
-            x=part["tau"], y=part["cost_ratio"], name=variant, mode="lines+markers", line={"color": colour(index)},
+            x=part["tau"], y=part["cost_ratio"], name=variant, mode="lines+markers", line={"color": colour[variant]},
             marker={"size": [6 + 2 * i for i in range(len(part))]},
             customdata=part[[x, "r_from"]],
             hovertemplate=(f"{X_AXES[x]} %{{customdata[0]}}<br>τ {ACCEPT.hover('x')}<br>r {RATIO.hover('y')}<br>"
                            f"%{{customdata[1]}}<extra>{variant}</extra>"),
         ))
     figure.update_layout(**LAYOUT, height=380, xaxis_title="τ, tokens per cycle", yaxis_title="r, cycle ÷ baseline step")
-    figure.update_xaxes(range=[0.9, top], tickformat=ACCEPT.d3())
-    figure.update_yaxes(range=[0.9, top], tickformat=RATIO.d3())
+    figure.update_xaxes(range=[0.9, top], **ACCEPT.ticks())
+    figure.update_yaxes(range=[0.9, top], **RATIO.ticks())
     return figure
 
 
 # --- sweeps on the Break-even plane ------------------------------------------------------------------
 
-def break_even_paths(figure: go.Figure, path: pd.DataFrame) -> go.Figure:
+def break_even_paths(figure: go.Figure, path: pd.DataFrame, colors: VariantColors = UNORDERED) -> go.Figure:
     """The Break-even plane (``charts.breakeven_plane``) with each sweep drawn as a path in (τ, r): how τ and the cost
     ratio move as the batch (or concurrency) grows, markers growing with it, the path's last point tagged with its
     batch. ``path``: ``analysis.sweeps.break_even_path`` rows (sweep, variant, axis, x, tau, cost_ratio, r_from). The
     plane grows to hold the paths; tags are placed clear of the plane's own tags and markers. Empty ``path``: the
-    figure unchanged."""
+    figure unchanged. Each path is drawn in its variant's colour (``colors``, the plane's own)."""
     if path.empty:
         return figure
     grow_plane(figure, float(path["tau"].max()) * 1.1, float(path["cost_ratio"].max()) * 1.1)
     x_max, y_max = figure.layout.xaxis.range[1], figure.layout.yaxis.range[1]
     scale = (charts.PLANE_PLOT_PX[0] / x_max, charts.PLANE_PLOT_PX[1] / y_max)
-    colours = {trace.name: trace.marker.color for trace in figure.data
-               if trace.mode == "markers" and isinstance(getattr(trace.marker, "color", None), str)}
+    # The plane's variants first, in the order the plane met them (its point traces; the legend's key skips hover):
+    # given the same ``colors``, a path has the colour of its variant's points, the store's order or none.
+    plane_variants = [trace.name for trace in figure.data if trace.mode == "markers" and trace.hoverinfo != "skip"]
+    colours = colors.of([*plane_variants, *sorted(path["variant"].unique())])
     obstacles = [charts.marker_box(x, y, scale) for trace in figure.data
                  if trace.mode == "markers" and trace.x is not None for x, y in zip(trace.x, trace.y, strict=True)
                  if x is not None]
@@ -177,10 +199,10 @@ def break_even_paths(figure: go.Figure, path: pd.DataFrame) -> go.Figure:
     tags = [charts.Tag(a.x, a.y, a.text, a.font.color, a.xanchor, a.yanchor, a.xshift or 0, 0.0)
             for a in figure.layout.annotations]
     figure.layout.annotations = ()
-    for index, ((sweep, variant), part) in enumerate(path.groupby(["sweep", "variant"], sort=True)):
+    for (sweep, variant), part in path.groupby(["sweep", "variant"], sort=True):
         part = part.sort_values("x")
         axis = str(part["axis"].iloc[0])
-        colour_ = colours.get(variant, colour(index))
+        colour_ = colours[variant]
         steps = [f"{v:g}" for v in part["x"]]
         modelled = str(part["r_from"].iloc[0]).startswith("modelled")
         figure.add_trace(go.Scatter(

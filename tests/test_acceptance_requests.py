@@ -14,6 +14,7 @@ import pytest
 from bench.bench_acceptance import generate
 from dashboard.acceptance_charts import request_figure
 from dashboard.analysis import acceptance, stats
+from dashboard.analysis.definitions import COUNT
 from ingest.pipeline import ingest_paths
 
 
@@ -136,5 +137,5 @@ def test_request_histogram_counts_tick_in_whole_requests(one_db: Path, many_db: 
     for db, one_per_tick in ((one_db, True), (many_db, False)):
         figure = request_figure(acceptance.request_histogram(db), acceptance.request_ecdf(db))
         counts_axis = figure.layout.yaxis
-        assert counts_axis.tickformat == ",d"
+        assert counts_axis.tickformat == COUNT.d3()  # whole requests: the count's declared format (",.0f")
         assert (counts_axis.dtick == 1) is one_per_tick  # a lone request is not drawn against ticks of 0.2

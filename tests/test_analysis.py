@@ -16,7 +16,7 @@ VARIANTS = ["baseline", "from-scratch", "k2-drafter"]
 def summary_frame(**overrides: list) -> pd.DataFrame:
     base = {
         "variant": ["baseline", "k2"], "n_runs": [5, 5], "n_sessions": [1, 1], "mean_of_runs": [81.98, 51.88],
-        "tokens_over_time": [81.99, 51.78], "sd": [0.795, 2.151], "short_runs": [0, 1],
+        "tokens_over_time": [81.99, 51.78], "sd": [0.795, 2.151], "sd_tokens_over_time": [0.787, 2.130], "short_runs": [0, 1],
         "prompt_min": [27, 26], "prompt_max": [33, 34], "max_tokens": [[2048], [2048]], "models": [["m"], ["m"]],
         "session_ids": [["b-0"], ["k-0"]],
     }
@@ -39,7 +39,7 @@ def test_baseline_row_has_no_delta_interval_and_speedup_one() -> None:
     assert out.loc["baseline", "verdict"] == "baseline"
     assert out.loc["baseline", "speedup"] == 1.0
     assert pd.isna(out.loc["baseline", "delta_low"])
-    assert out.loc["k2", "delta"] == pytest.approx(51.88 - 81.98)
+    assert out.loc["k2", "delta"] == pytest.approx(51.78 - 81.99)  # on the headline (Σtok/Σtime), as shown above it
     assert out.loc["k2", "delta_pct_low"] < out.loc["k2", "delta_pct"] < out.loc["k2", "delta_pct_high"] < 0
     assert out.loc["k2", "session_ids"] == ["k-0"]
 

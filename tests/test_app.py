@@ -71,7 +71,8 @@ def test_compare_tells_the_phase0_story(demo_db: Path, monkeypatch: pytest.Monke
     metrics = {m.label: (m.value, m.delta) for m in app.metric}
     assert metrics["baseline (baseline)"][0] == "82.0 tok/s"
     assert metrics["from-scratch"][0] == "60.0 tok/s"
-    assert metrics["k2-drafter"] == ("51.8 tok/s", "-30.1 tok/s (-36.7%) · slower")
+    # the Δ under the headline is the headline's: 51.78 − 81.99 = −30.2 (51.78 ÷ 81.99 − 1 = −36.8%)
+    assert metrics["k2-drafter"] == ("51.8 tok/s", "-30.2 tok/s (-36.8%) · slower")
     assert app.selectbox(key="w_baseline").value == "baseline"
     shown = texts(app)
     assert "k2-drafter: 1 run(s) stopped early — run 4 (1963 of 2048 tokens, stop)" in shown

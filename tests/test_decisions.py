@@ -124,7 +124,8 @@ def test_markdown_summary_has_verdict_numbers_cis_definitions_and_a_link(demo_db
     assert text.startswith("# K2 drafter as-is: rejected\n")
     assert "**Verdict: rejected**" in text and "51.8" in text and "82" in text
     # tok/s at 1 decimal, accept length 2, ms 2: each quantity at its one declared precision (definitions.py)
-    assert "| k2-drafter | 5 | 51.8 | 51.9 [49.2, 54.6] | -30.1 [-32.7, -27.5] | -36.7% | slower | 1.58 | 0.58 | 30.51 |" in text
+    # Δ on the headline (Σtok/Σtime): 51.78 − 81.99, Welch on the ratio estimators' standard errors
+    assert "| k2-drafter | 5 | 51.8 | 51.9 [49.2, 54.6] | -30.2 [-32.8, -27.6] | -36.8% | slower | 1.58 | 0.58 | 30.51 |" in text
     assert "r = 2.50" in text and "**1.50 accepted drafts/step**" in text
     assert "## Definitions" in text and "Welch" in text
     assert "[Open this decision in specdash](http://host:8501/decisions?decision=abc)" in text

@@ -22,6 +22,9 @@ METRIC_LABELS = {
     TOKENS_OVER_TIME: "Σ output tokens ÷ Σ wall time",
     MEAN_OF_RUNS: "mean of per-run tok/s",
 }
+# Each headline's spread across its samples (data.SOURCE_FIGURES): Welch's Δ is on the headline, so it takes the
+# headline's own spread — the ratio estimator's for Σtok/Σtime, the runs' sd for the mean of runs.
+HEADLINE_SD = {TOKENS_OVER_TIME: "sd_tokens_over_time", MEAN_OF_RUNS: "sd"}
 ISO_SPEEDUPS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
 
 CYCLE_ESTIMATED = "estimate: tokens/step ÷ tok/s"
@@ -45,7 +48,8 @@ def ci_from_summary(n: int, mean: float, sd: float | None, level: float = 0.95) 
     """The t interval of a tok/s mean; withheld (low and high None) when it would reach 0 tok/s or below.
 
     tok/s > 0, so such an interval bounds nothing: the sample is too small or too spread (n = 2 gives
-    t = 12.7). The sd is kept for Welch's Δ, whose verdict then says "within noise".
+    t = 12.7). The sd is kept; Welch's Δ takes each headline's spread, not this interval (``headline_spread``), and
+    then says "within noise" when its own interval spans 0.
     """
     ci = mean_ci_of(n, mean, None if sd is None or math.isnan(sd) else sd, level)
     if ci.low is not None and ci.low <= 0:
@@ -63,6 +67,12 @@ def welch_from_summary(a: MeanCI, b: MeanCI, level: float = 0.95) -> DiffCI:
     df = (va + vb) ** 2 / (va**2 / (a.n - 1) + vb**2 / (b.n - 1))
     half = t_quantile(0.5 + level / 2, df) * math.sqrt(va + vb)
     return DiffCI(diff, diff - half, diff + half, df)
+
+
+def headline_spread(row: pd.Series, metric: str) -> MeanCI:
+    """A variant's headline (``metric``) with the sd of its samples that estimator has, for Welch's Δ (no interval:
+    the Δ's is Welch's). No sd (one sample, or a frame without the column): the Δ gets no interval."""
+    return MeanCI(int(row["n_runs"]), float(row[metric]), _num(row.get(HEADLINE_SD.get(metric, "sd"))), None, None)
 
 
 def verdict(diff: DiffCI) -> str:
@@ -95,16 +105,17 @@ def compare_variants(
 ) -> pd.DataFrame:
     """One row per variant: both means, 95% CI, Δ vs baseline (Welch), accept length, estimated cycle time.
 
-    Δ is on the mean of per-run tok/s (the quantity the t and Welch intervals are
-    about); the headline figure is ``metric``. Speedup is headline ÷ baseline headline.
+    The headline figure is ``metric``, and Δ is on that same headline: Δ = headline − the baseline's headline,
+    Δ% = Δ ÷ the baseline's headline = speedup − 1, so the Δ under a headline is the difference of the numbers
+    shown. Its interval is Welch's on each headline's own standard error (``headline_spread``). The 95% CI beside
+    each variant stays the mean of runs' (Student's t). Speedup is headline ÷ baseline headline.
     """
     accept_by = accept.set_index("variant") if not accept.empty else pd.DataFrame()
     base_row = summary[summary["variant"] == baseline]
-    base_ci, base_rate = None, None
+    base_spread, base_rate = None, None
     if not base_row.empty:
-        row = base_row.iloc[0]
-        base_ci = ci_from_summary(int(row["n_runs"]), float(row["mean_of_runs"]), _num(row["sd"]))
-        base_rate = float(row[metric])
+        base_spread = headline_spread(base_row.iloc[0], metric)
+        base_rate = base_spread.mean
     rows = []
     for _, row in summary.iterrows():
         ci = ci_from_summary(int(row["n_runs"]), float(row["mean_of_runs"]), _num(row["sd"]))
@@ -132,17 +143,17 @@ def compare_variants(
             "sample_unit": row.get("sample_unit", "runs"),
             "accept_basis": log.get("accept_basis") if log is not None else None,
         }
-        if base_ci is not None and base_rate and out["is_baseline"]:
+        if base_spread is not None and base_rate and out["is_baseline"]:
             out.update(delta=0.0, delta_pct=0.0, verdict="baseline", speedup=1.0)
-        elif base_ci is not None and base_rate:
-            diff = welch_from_summary(ci, base_ci)
+        elif base_spread is not None and base_rate:
+            diff = welch_from_summary(headline_spread(row, metric), base_spread)
             out.update(
                 delta=diff.diff,
-                delta_pct=diff.diff / base_ci.mean * 100,
+                delta_pct=diff.diff / base_rate * 100,
                 delta_low=diff.low,
                 delta_high=diff.high,
-                delta_pct_low=None if diff.low is None else diff.low / base_ci.mean * 100,
-                delta_pct_high=None if diff.high is None else diff.high / base_ci.mean * 100,
+                delta_pct_low=None if diff.low is None else diff.low / base_rate * 100,
+                delta_pct_high=None if diff.high is None else diff.high / base_rate * 100,
                 verdict=verdict(diff),
                 speedup=rate / base_rate,
             )

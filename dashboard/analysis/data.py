@@ -34,6 +34,18 @@ UNLABELLED = "(unlabelled)"
 VARIANT = "coalesce(s.variant, '(unlabelled)')"
 TOK_PER_S = "coalesce(r.tok_per_s, r.output_tokens / r.duration_s)"  # a benchmark run's tok/s
 TOKENS_OVER_TIME = "sum(r.output_tokens) / sum(r.duration_s)"  # Σ tokens ÷ Σ time of the runs aggregated
+# The spread of Σtok/Σtime as a ratio estimator R = Σy ÷ Σx (y tokens, x seconds of each sample): the sd of the
+# samples' residuals y − R·x over the mean x, so that it ÷ √n is R's standard error (the delta method). Written with
+# the sample variances and covariance, which DuckDB computes stably: Σ(y − R·x)² ÷ (n − 1) = var(y) − 2R·cov(x, y)
+# + R²·var(x), since Σ(y − R·x) = 0. Null below 2 samples (abs, not greatest(…, 0), which would make that null a 0:
+# a sum of squares is negative only by rounding). Welch's Δ of a Σtok/Σtime headline uses it.
+RUNS_RATIO_SD = f"""sqrt(abs(var_samp(CAST(r.output_tokens AS DOUBLE))
+    - 2 * ({TOKENS_OVER_TIME}) * covar_samp(CAST(r.output_tokens AS DOUBLE), r.duration_s)
+    + ({TOKENS_OVER_TIME}) * ({TOKENS_OVER_TIME}) * var_samp(r.duration_s))) / avg(r.duration_s)"""
+SAMPLES_RATIO = "sum(tokens) / sum(seconds)"
+SAMPLES_RATIO_SD = f"""sqrt(abs(var_samp(CAST(tokens AS DOUBLE))
+    - 2 * ({SAMPLES_RATIO}) * covar_samp(CAST(tokens AS DOUBLE), seconds)
+    + ({SAMPLES_RATIO}) * ({SAMPLES_RATIO}) * var_samp(seconds))) / avg(seconds)"""
 IN_SCOPE = f"""
     (len($phases) = 0 OR list_contains($phases, coalesce(s.phase, '(no phase)')))
     AND (len($variants) = 0 OR list_contains($variants, {VARIANT}))
@@ -145,6 +157,34 @@ def variants(db_path: str | Path, phase_list: Sequence[str]) -> list[str]:
     return df["variant"].tolist()
 
 
+# Every relation a page draws a variant from, each with the file (source_id) its rows came from: the colour
+# order (``variant_order``) must hold each variant any page shows, so a variant only a sweep, an acceptance
+# file or a cycle-timing file names still has its own colour.
+VARIANT_ORDER = """
+    WITH named AS (
+        SELECT DISTINCT variant, source_id FROM evidence_sessions
+        UNION SELECT DISTINCT variant, source_id FROM cycle_phase_times
+        UNION SELECT DISTINCT variant, source_id FROM sweep_series
+        UNION SELECT DISTINCT variant, source_id FROM acceptance_position_rates
+        UNION SELECT DISTINCT variant, source_id FROM acceptance_request_rows
+        UNION SELECT DISTINCT variant, source_id FROM acceptance_datasets
+        UNION SELECT DISTINCT variant, source_id FROM acceptance_metric_windows
+    )
+    SELECT coalesce(n.variant, '(unlabelled)') AS variant, min(src.ingested_at) AS first_ingested
+    FROM named n LEFT JOIN sources src USING (source_id)
+    GROUP BY 1 ORDER BY first_ingested NULLS LAST, variant
+"""
+
+
+def variant_order(db_path: str | Path) -> list[str]:
+    """Every variant of the store, in the order it entered it: its first file's ingest time, then its name.
+
+    The variants' colours follow this order (``palette.VariantColors``): a variant ingested later comes last, so
+    it never moves the others.
+    """
+    return frame(db_path, VARIANT_ORDER)["variant"].tolist()
+
+
 def speculative_variants(db_path: str | Path) -> dict[str, bool]:
     """variant → whether its server config used speculation (absent when no config was ingested)."""
     df = frame(
@@ -204,6 +244,7 @@ SOURCE_FIGURES = f"""
                avg({TOK_PER_S}) AS mean_of_runs,
                {TOKENS_OVER_TIME} AS tokens_over_time,
                stddev_samp({TOK_PER_S}) AS sd,
+               {RUNS_RATIO_SD} AS sd_tokens_over_time,
                count(*) FILTER (WHERE r.hit_max_tokens = false) AS short_runs,
                min(r.prompt_tokens) AS prompt_min, max(r.prompt_tokens) AS prompt_max,
                list(DISTINCT r.max_tokens ORDER BY r.max_tokens) FILTER (WHERE r.max_tokens IS NOT NULL) AS max_tokens,
@@ -229,8 +270,12 @@ SOURCE_FIGURES = f"""
                concurrency,
                count(*) AS n_runs, count(DISTINCT session_id) AS n_sessions,
                avg(value) AS mean_of_runs,
-               coalesce(sum(tokens) / sum(seconds), avg(value)) AS tokens_over_time,
-               stddev_samp(value) AS sd, 0 AS short_runs,
+               coalesce({SAMPLES_RATIO}, avg(value)) AS tokens_over_time,
+               stddev_samp(value) AS sd,
+               -- the spread of the figure tokens_over_time is: the ratio's, else the mean's (log lines carry no tokens)
+               CASE WHEN {SAMPLES_RATIO} IS NOT NULL THEN {SAMPLES_RATIO_SD} ELSE stddev_samp(value) END
+                   AS sd_tokens_over_time,
+               0 AS short_runs,
                CAST(NULL AS BIGINT) AS prompt_min, CAST(NULL AS BIGINT) AS prompt_max,
                CAST(NULL AS BIGINT[]) AS max_tokens,
                coalesce(list(DISTINCT phase ORDER BY phase) FILTER (WHERE phase IS NOT NULL), []) AS phases,

@@ -19,8 +19,11 @@ TOKENS_OVER_TIME = "Σtok/Σtime = total output tokens ÷ total wall time over t
 MEAN_OF_RUNS = ("Mean of runs = average of the per-run tok/s; it differs from Σtok/Σtime when runs differ in "
                 "length (a long slow run weighs more in Σtok/Σtime).")
 CI = "95% CI (t) = mean of runs ± t(0.975, n−1)·sd/√n: Student's t, since sessions have 3–10 runs."
-DELTA = ("Δ = mean of runs − the baseline's mean of runs; Δ% = Δ ÷ the baseline's mean. Its 95% CI is Welch's "
-         "(unequal variances); 'within noise' when that interval spans 0.")
+DELTA = ("Δ = headline tok/s − the baseline's headline tok/s, by the same estimator as the headline above it "
+         "(Σtok/Σtime or mean of runs); Δ% = Δ ÷ the baseline's headline = speedup − 1. Its 95% CI is Welch's "
+         "(unequal variances) on each headline's standard error: for Σtok/Σtime the ratio estimator's, "
+         "√(Σ(tokᵢ − R·timeᵢ)² ÷ (n−1)) ÷ (mean time·√n) with R = Σtok/Σtime; for the mean of runs sd/√n. "
+         "'within noise' when that interval spans 0.")
 SPEEDUP = "Speedup = headline tok/s ÷ the baseline's headline tok/s."
 TOKENS_PER_STEP = ("tokens/step (accept length as SGLang logs it) = tokens emitted per verify step, bonus token "
                    "included (floor 1.00). From the server-log decode lines inside measured runs' time windows "
@@ -145,6 +148,17 @@ class Quantity:
         """A plotly hovertemplate piece, e.g. ``%{y:,.1f} tok/s``."""
         suffix = "" if self.scale == 100 else self.suffix  # d3's % already appends the sign
         return "%{" + variable + ":" + self.d3(signed) + "}" + suffix
+
+    def ticks(self) -> dict[str, str]:
+        """A plotly axis's tick labels at this quantity's precision (``fig.update_yaxes(**TOK_S.ticks())``).
+
+        The unit stays in the axis title, except a percent sign on values already in percent: d3 appends it
+        only to scaled shares.
+        """
+        settings = {"tickformat": self.d3()}
+        if self.unit == "%" and self.scale != 100:
+            settings["ticksuffix"] = "%"
+        return settings
 
 
 TOK_S = Quantity("throughput", "tok/s", 1)

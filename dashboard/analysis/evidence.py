@@ -158,7 +158,9 @@ def equivalent(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
 
 def what_changed(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """Human-readable differences in the headline numbers, per variant."""
-    labels = {"runs": ("measured runs", COUNT), "headline": ("tok/s", TOK_S),
+    # Δ too: a decision frozen when Δ was on the mean of runs under a Σtok/Σtime headline (before issue #30) reads
+    # "Δ tok/s -30.1 → -30.2", not an unexplained change.
+    labels = {"runs": ("measured runs", COUNT), "headline": ("tok/s", TOK_S), "delta": ("Δ tok/s", TOK_S),
               "tokens_per_step": ("tokens/step", ACCEPT), "short_runs": ("short runs", COUNT)}
     before = {v["variant"]: v for v in then.get("variants", [])}
     after = {v["variant"]: v for v in now.get("variants", [])}
@@ -171,9 +173,9 @@ def what_changed(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
             changes.append(f"{variant}: new in the evidence")
             continue
         for key, (label, quantity) in labels.items():
-            a, b = before[variant].get(key), after[variant].get(key)
-            if a != b:
-                changes.append(f"{variant}: {label} {quantity.number(a)} → {quantity.number(b)}")
+            shown = quantity.number(before[variant].get(key)), quantity.number(after[variant].get(key))
+            if shown[0] != shown[1]:  # as people read them: "-22.0 → -22.0" would tell them nothing
+                changes.append(f"{variant}: {label} {shown[0]} → {shown[1]}")
     runs_then = {s["session_id"]: s["measured_runs"] for s in then.get("sessions", [])}
     for session in now.get("sessions", []):
         if session["session_id"] in runs_then and runs_then[session["session_id"]] != session["measured_runs"]:
@@ -182,7 +184,7 @@ def what_changed(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
 
 
 def headline(evidence: dict[str, Any]) -> str:
-    """'k2-drafter 51.8 vs baseline 82.0 tok/s (−36.7%)' for each non-baseline variant."""
+    """'k2-drafter 51.8 vs baseline 82.0 tok/s (−36.8%)' for each non-baseline variant."""
     base = next((v for v in evidence["variants"] if v["variant"] == evidence.get("baseline")), None)
     parts = []
     for v in evidence["variants"]:

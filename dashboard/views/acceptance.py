@@ -44,6 +44,7 @@ ACCEPTANCE_VARIANTS.seed_list(everything, everything)
 variants: list[str] = left.multiselect("Variants", everything, key=ACCEPTANCE_VARIANTS.key)
 ACCEPTANCE_VARIANTS.publish(every=everything)
 variant_ui.origins_note([], variants)
+colors = queries.variant_colors()  # the store's: each variant in the colour it has on every page
 threshold = right.slider("Conditional-rate threshold", 0.05, 0.95, 0.5, 0.05, key="acceptance_threshold",
                          help="Mark the first draft position whose conditional acceptance falls below this.")
 if not variants:
@@ -70,7 +71,7 @@ if curves.empty:
 else:
     st.caption(f"{acceptance.SURVIVAL} {acceptance.CONDITIONAL}")
     marks = {(v, o): acceptance.first_below(c, threshold) for (v, o), c in curves.groupby(["variant", "origin"])}
-    st.plotly_chart(acceptance_charts.position_figure(curves, threshold, marks), width="stretch")
+    st.plotly_chart(acceptance_charts.position_figure(curves, threshold, marks, colors), width="stretch")
     st.caption(f"First position below threshold: the first draft position whose P(k | k−1) is below "
                f"{SHARE.text(threshold)} (the threshold above).")
     ui.table(acceptance.curve_summary_table(curves, marks), lines=2)
@@ -111,7 +112,7 @@ else:
             st.markdown(f"**{variant}**: drafting **{int(best['steps'].iloc[0])}** token(s) per cycle models best, "
                         f"speedup {RATIO.text(best['speedup'].iloc[0])}× at τ = {ACCEPT.text(best['tokens_per_cycle'].iloc[0])} "
                         f"(measured up to N = {len(curve)}; the model does not extrapolate beyond it).")
-        st.plotly_chart(acceptance_charts.steps_figure({variant: model}), width="stretch")
+        st.plotly_chart(acceptance_charts.steps_figure({variant: model}, colors), width="stretch")
         ui.table(acceptance.steps_table(model))
 
 # --- per request --------------------------------------------------------------------------------
@@ -122,7 +123,7 @@ if distribution.empty:
 else:
     ui.table(acceptance.distribution_table(distribution), lines=2)
     st.caption("Sources: " + "; ".join(f"{v}: {o}" for v, o in zip(distribution["variant"], distribution["origins"], strict=True)))
-    st.plotly_chart(acceptance_charts.request_figure(request_histogram(variants), request_ecdf(variants)), width="stretch")
+    st.plotly_chart(acceptance_charts.request_figure(request_histogram(variants), request_ecdf(variants), colors), width="stretch")
     st.markdown("**Lowest-acceptance requests**")
     worst = worst_requests(variants)
     ui.table(acceptance.worst_table(worst), lines=2)

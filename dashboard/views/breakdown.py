@@ -84,7 +84,7 @@ ui.export_buttons(composition, "cycle-breakdown")
 spread_tab, rank_tab, kernel_tab = st.tabs(["Per cycle", "Per rank", "Top kernels"])
 with spread_tab:
     cycles = queries.cycle_distribution(selection.phases, selection.variants)
-    st.plotly_chart(charts.cycle_distribution(cycles), width="stretch")
+    st.plotly_chart(charts.cycle_distribution(cycles, queries.variant_colors()), width="stretch")
     st.caption("Every complete cycle (or baseline decode step) of every rank; at most 2,000 per variant, sampled in SQL.")
 with rank_tab:
     ranks = queries.rank_breakdown(selection.phases, selection.variants)

@@ -65,9 +65,10 @@ if selection.phases:
     sweep_points = sweep_points[sweep_points["phase"].isin(selection.phases)]
 sweep_path = sweeps.break_even_path(sweep_points)
 sweep_path = sweep_path[sweep_path["variant"].isin(selection.variants)]
-plane = charts.breakeven_plane(points, compare.ISO_SPEEDUPS, needs if not needs.empty else None)
+colors = queries.variant_colors()  # the store's: each variant in the colour it has on every page
+plane = charts.breakeven_plane(points, compare.ISO_SPEEDUPS, needs if not needs.empty else None, colors)
 event = st.plotly_chart(
-    sweep_charts.break_even_paths(plane, sweep_path),
+    sweep_charts.break_even_paths(plane, sweep_path, colors),
     key=Keys.breakeven_plane, on_select="rerun", selection_mode="points", width="stretch",
 )
 labels = [p.get("customdata")[0] for p in ui.selected(event, "points") if p.get("customdata") is not None]

@@ -41,6 +41,7 @@ has_baseline = baseline is not None and baseline in set(comparison["variant"])
 findings = compare.comparability(configs, summary, accept, baseline) if has_baseline else []
 not_like_for_like = {f["variant"] for f in findings if not f["like_for_like"]}
 metric_label = compare.METRIC_LABELS[selection.metric]
+colors = queries.variant_colors()  # the store's: each variant in one colour on every page and in the report
 
 
 def open_run(session_id: str, run_index: int | None = None) -> None:
@@ -120,7 +121,7 @@ for card, label, (_, row) in zip(card_slots(len(comparison_view), cards_per_row(
 # --- charts: click a run to open it -------------------------------------------------------------
 left, right = st.columns([3, 2]) if has_baseline and len(comparison_view) > 1 else (st.container(), None)
 points_event = left.plotly_chart(
-    charts.tok_per_s_points(runs_view, comparison_view, metric_label, baseline if has_baseline else None),
+    charts.tok_per_s_points(runs_view, comparison_view, metric_label, baseline if has_baseline else None, colors=colors),
     key=Keys.compare_points, on_select="rerun", selection_mode="points", width="stretch",
 )
 thinned = sampling.run_points_note(runs_view)
@@ -234,7 +235,7 @@ with left:
     make_report = functools.partial(
         report.compare_report_of, selection_text, shown.copy(), frames.findings_table(findings),
         queries.loader(data.runs, selection.phases, selection.variants), comparison, metric_label,
-        baseline if has_baseline else None, link, store.get("demo", False),
+        baseline if has_baseline else None, link, store.get("demo", False), colors,
     )
     ui.download("HTML report", make_report, f"specdash-compare-{pd.Timestamp.now():%Y%m%d-%H%M}.html", "text/html",
                 "This view as one self-contained HTML file (charts included, opens offline)")

@@ -57,6 +57,7 @@ else:
     row = decisions[decisions["decision_id"] == st.session_state[DECISION.key]].iloc[0].to_dict()
     frozen = evidence.frozen(row)
     check = checks.get(row["decision_id"], evidence.Check(False))
+    colors = queries.variant_colors()  # the store's: each variant in the colour it has on every page and in the report
     st.subheader(row["title"])
     st.badge(row["verdict"], color=ui.VERDICT_BADGES.get(row["verdict"], "gray"))
     st.caption(f"Phase: {row['phase'] or definitions.EMPTY} · decided {str(row['created_at'])[:16]} UTC · baseline: "
@@ -75,7 +76,7 @@ else:
     ui.comparison_tables(frames.comparison_table(comparison, frozen.get("baseline") is not None, blocked))
     left, right = st.columns([3, 2])
     left.plotly_chart(charts.tok_per_s_points(runs, comparison, compare.METRIC_LABELS.get(frozen.get("metric") or "", ""),
-                                              frozen.get("baseline"), clickable=False), width="stretch")
+                                              frozen.get("baseline"), clickable=False, colors=colors), width="stretch")
     thinned = sampling.run_points_note(runs)
     if thinned:
         left.caption(thinned)
@@ -99,7 +100,7 @@ else:
         ui.download("Markdown summary", lambda: markdown, f"{stem}.md", "text/markdown",
                     "Verdict, numbers with CIs and definitions, config differences and a link back: paste into a chat or a PR")
     with share[1]:
-        ui.download("HTML report", lambda: report.decision_report(row, frozen, link, check.reasons if check.stale else ()),
+        ui.download("HTML report", lambda: report.decision_report(row, frozen, link, check.reasons if check.stale else (), colors),
                     f"{stem}.html", "text/html", "One self-contained HTML file (charts included, opens offline)")
     with st.expander("Markdown summary (copy)"):
         st.code(markdown, language="markdown", wrap_lines=True)

@@ -86,6 +86,6 @@ if trends.empty:
 if len(set(trends["phase"])) < 2:
     st.info("Only one phase has runs of these variants so far: each line becomes a trend once a second phase is ingested "
             "(`specdash ingest DIR --phase phase-1`).")
-st.plotly_chart(charts.phase_trends(trends, phase_order, compare.METRIC_LABELS[metric]), width="stretch")
+st.plotly_chart(charts.phase_trends(trends, phase_order, compare.METRIC_LABELS[metric], queries.variant_colors()), width="stretch")
 ui.table(frames.trends_table(trends), lines=2)
 ui.export_buttons(trends, "phase-trends")

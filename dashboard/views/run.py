@@ -191,7 +191,7 @@ if not position_curve.empty:
                f"✕ = the first position whose P(k | k−1) is below {SHARE.text(POSITION_THRESHOLD)}. {acceptance.CONDITIONAL}")
     marks = {(v, o): acceptance.first_below(c, POSITION_THRESHOLD)
              for (v, o), c in position_curve.groupby(["variant", "origin"])}
-    st.plotly_chart(acceptance_charts.position_figure(position_curve, POSITION_THRESHOLD, marks), width="stretch")
+    st.plotly_chart(acceptance_charts.position_figure(position_curve, POSITION_THRESHOLD, marks, queries.variant_colors()), width="stretch")
     ui.table(acceptance.positions_table(position_curve).drop(columns=["variant", "acceptance source"]))
     st.page_link("views/acceptance.py", label=f"{session['variant']} on the Acceptance page (every source, per request, "
                  "per dataset, how many tokens to draft)", icon=":material/target:",

@@ -61,6 +61,7 @@ configs = sorted(spec["config"].unique())
 choice = st.selectbox("Config on the curves", ["best at each " + sweeps.X_AXES[x], *configs],
                       help="The curves follow the highest-speedup config at each batch, or one fixed config.")
 curve = sweeps.curves(spec, x, None if choice.startswith("best") else choice)
+colors = queries.variant_colors()  # the store's: each variant in the colour it has on every page
 
 # --- speedup and the crossover -----------------------------------------------------------------
 if not info["has_baseline"]:
@@ -73,7 +74,7 @@ else:
     found = sweeps.crossovers(curve, x)
     left, right = st.columns([3, 2])
     left.markdown(f"**Speedup against {sweeps.X_AXES[x]}**")
-    left.plotly_chart(sweep_charts.speedup_chart(curve, x, found), width="stretch")
+    left.plotly_chart(sweep_charts.speedup_chart(curve, x, found, colors), width="stretch")
     with right:
         st.markdown("**Where speculation stops paying**")
         for cross in found:
@@ -92,12 +93,12 @@ else:
 
 # --- the cause: acceptance or cycle cost ---------------------------------------------------------
 st.subheader("Accept length and step time")
-st.plotly_chart(sweep_charts.cause_chart(curve, base, x), width="stretch")
+st.plotly_chart(sweep_charts.cause_chart(curve, base, x, colors), width="stretch")
 if info["has_baseline"] and curve["cost_ratio"].notna().any():
     st.caption(f"Each point as (τ, r), markers growing with the {sweeps.X_AXES[x]}: below the diagonal speculation pays. r is " +
                ("modelled from the server's p20 step time." if (curve["r_from"].str.startswith("modelled")).all()
                 else "estimated from tok/s and accept length (cycle model), not a measured step time."))
-    st.plotly_chart(sweep_charts.path_chart(curve, x), width="stretch")
+    st.plotly_chart(sweep_charts.path_chart(curve, x, colors), width="stretch")
 
 # --- the config grid ---------------------------------------------------------------------------
 st.subheader("Config grid: steps × topk × draft tokens")
