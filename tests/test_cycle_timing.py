@@ -136,3 +136,21 @@ def test_store_view_treats_measured_phases_like_trace_phases(isolated_store: Pat
     ]
     assert session == [(f"{reports[0].source_id}-0",)]
     assert session_variant == [("k2-drafter", "phase-0")]
+
+
+def test_an_unlabelled_timing_file_takes_its_folders_group_and_the_acceptance_page_reads_it(
+    tmp_path: Path, isolated_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by tests/test_real_stores.py: a baseline timing file names no variant, and without one its rows
+    were NULL, which no page could name and the Acceptance page's cycle model failed on."""
+    from tests.test_app import run_page
+
+    folder = tmp_path / "timings"
+    folder.mkdir()
+    for name in ("cycle-timing-baseline.tsv", "cycle-timing.csv"):
+        (folder / name).write_bytes((FIXTURES / "traces" / name).read_bytes())
+    ingest_paths([folder], isolated_store)
+    with duckdb.connect(str(isolated_store), read_only=True) as con:
+        labels = dict(con.execute("SELECT variant, count(*) FROM cycle_phase_times GROUP BY ALL").fetchall())
+    assert labels == {"k2-drafter": 15, "unlabelled: timings": 3}
+    run_page("views/acceptance.py", isolated_store, monkeypatch)

@@ -35,7 +35,7 @@ FIXTURES = ROOT / "tests" / "fixtures"
 PHASES = ("p-live", "phase-0", "phase-1")
 VARIANTS = ("k2-drafter", "baseline", "from-scratch")
 RUN_SESSIONS = 3  # Run page on at most this many sessions (one per origin first)
-NOT_INGESTIBLE = (".source", ".expected.json", "README.md", "make_eagle_trace.py")
+NOT_INGESTIBLE = (".source", ".expected.json", "README.md", "make_eagle_trace.py", "make_old_stores.py")
 
 EXAMPLES = int(os.environ.get("SPECDASH_EXAMPLES", "5"))
 SETTINGS = settings(

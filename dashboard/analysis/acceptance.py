@@ -585,7 +585,7 @@ def model_inputs(parts: pd.DataFrame, variant: str, drafted: int, baseline: str 
     inputs = []
     if not base.empty:
         inputs.append(ModelInput("baseline step", float(base["cycle_ms"].median()), "ms",
-                                 f"measured: profiler traces of {', '.join(sorted(set(base['variant'])))}"))
+                                 f"measured: profiler traces of {', '.join(sorted(set(base['variant'].dropna())))}"))
     else:
         inputs.append(ModelInput("baseline step", None, "ms", NEEDS_BASELINE_STEP))
     if not spec.empty and drafted > 0 and float(spec["draft_ms"].iloc[0]) > 0:

@@ -384,10 +384,10 @@ def check_columns(name: str, incoming: list[str], stored: list[str]) -> None:
                              "declare it in ingest/tables.py")
 
 
-# Tables of profiler traces: a trace loaded without --variant takes its folder's variant (macro folder_variant,
-# migration 019), so that it reaches the Breakdown page.
+# Tables of profiler traces and cycle timings: a file loaded without --variant whose rows name none takes
+# its folder's variant (macro folder_variant), so that it reaches the Breakdown and Acceptance pages.
 FILE_LABELLED = frozenset({"cycle_phase_times", "trace_kernels", "trace_ranks"})
-TRACE_KINDS = frozenset({"kineto_trace"})
+TRACE_KINDS = frozenset({"kineto_trace", "cycle_timing"})
 
 
 def file_variant(con: duckdb.DuckDBPyConnection, kind: str, path: Path) -> str | None:
