@@ -326,11 +326,22 @@ def check(plan: list[tuple[list[Path], dict[str, str]]]) -> None:
 
 # The issue's repro: a folder ingested without --phase, then one log with --phase p-live; open Run.
 ISSUE_REPRO = [([FIXTURES / "dashboard"], {}), ([FIXTURES / "logs" / "sglang-eagle3-basic.log"], {"phase": "p-live"})]
+# Found by this test: runs of unknown max_tokens beside runs of known ones (a nullable boolean column:
+# Compare's chart failed on 'boolean value of NA'); a cycle-timing file naming no variant (NULL labels).
+FOUND_NA_MAX_TOKENS = [
+    ([FIXTURES / "sweeps" / "user-sweep-table.md", FIXTURES / "logs" / "vllm-v1-eagle3-2025.log"], {"variant": "k2-drafter"}),
+    ([FIXTURES / "traces" / "merged-eagle.trace.json.gz", FIXTURES / "traces" / "cycle-timing-bad.csv"],
+     {"phase": "phase-0", "variant": "from-scratch"}),
+    ([FIXTURES / "bench_json" / "adhoc_list.json"], {"phase": "p-live", "variant": "k2-drafter"}),
+]
+FOUND_UNLABELLED_TIMING = [([FIXTURES / "traces" / "cycle-timing-baseline.tsv", FIXTURES / "traces" / "cycle-timing.csv"], {})]
 
 
 @SETTINGS
 @given(plan=ingest_plans(FIXTURE_FILES))
 @example(plan=ISSUE_REPRO)
+@example(plan=FOUND_NA_MAX_TOKENS)
+@example(plan=FOUND_UNLABELLED_TIMING)
 def test_random_stores_of_the_projects_fixtures_show_every_page(plan: list[tuple[list[Path], dict[str, str]]]) -> None:
     check(plan)
 
