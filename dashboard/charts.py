@@ -105,7 +105,7 @@ def tok_per_s_points(
     for position, variant in enumerate(order):
         points = measured[measured["variant"] == variant].reset_index(drop=True)
         points["x"] = (position - 0.12) + spreads(len(points))
-        short = points["hit_max_tokens"].eq(False)
+        short = sampling.is_short(points)
         if many:  # WebGL, one trace per symbol (a per-point symbol array costs seconds in plotly and in the
             # browser), smaller markers without outline: thousands of them overlap anyway, and drawing is per pixel
             for crossed in (False, True):

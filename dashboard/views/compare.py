@@ -159,7 +159,7 @@ if accept.empty:
 
 # --- warnings: short runs -----------------------------------------------------------------------
 SHORT_RUNS_LISTED = 5
-short = runs[(~runs["is_warmup"]) & runs["hit_max_tokens"].eq(False)]
+short = runs[(~runs["is_warmup"]) & sampling.is_short(runs)]
 for variant, stopped in short.groupby("variant", sort=False):  # one line per variant, however many runs
     shown_runs = [f"run {r.run_index} ({r.output_tokens} of {r.max_tokens} tokens, {r.finish_reason or 'no finish reason'})"
                   for r in stopped.head(SHORT_RUNS_LISTED).itertuples()]

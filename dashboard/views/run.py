@@ -8,7 +8,14 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import acceptance_charts, charts, queries, ui
-from dashboard.analysis import acceptance, compare, definitions, frames, rawlog
+from dashboard.analysis import (
+    acceptance,
+    compare,
+    definitions,
+    frames,
+    rawlog,
+    sampling,
+)
 from dashboard.analysis.definitions import ACCEPT, COUNT, SHARE
 from dashboard.state import (
     ACCEPTANCE_VARIANTS,
@@ -119,7 +126,7 @@ if session["origin"] == "benchmark":
     )
     ui.table(frames.session_runs_table(runs), key=Keys.run_table, on_select=pick_run_from_table,
              style=lambda shown: shown.style.apply(highlight, axis=1))
-    for _, run in measured[measured["hit_max_tokens"].eq(False)].iterrows():
+    for _, run in measured[sampling.is_short(measured)].iterrows():
         st.warning(f"⚠ Run {run['run_index']} stopped at {run['output_tokens']} of {run['max_tokens']} tokens: short runs skew tok/s.")
     ui.export_buttons(runs, f"runs-{session_id}")
 
