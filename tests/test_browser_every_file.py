@@ -74,7 +74,6 @@ def test_run_opens_a_server_lifetime(base_url: str, page: Page, corpus_db: Path)
     main = page.locator('[data-testid="stMain"]')
     expect(main.get_by_text("Server lifetime ·").first).to_be_visible(timeout=30_000)
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
-    main.get_by_text("Raw lines").first.click()  # the lines show when their section is opened
     expect(main.get_by_text("Decode batch").first).to_be_visible()
     screenshot(page, f"every-file-run-lifetime-{width(page)}")
 
