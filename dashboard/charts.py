@@ -315,6 +315,22 @@ def after_idle(series: pd.DataFrame) -> pd.Series:
     return (gap.isna() | (gap > IDLE_GAP_S)) & single
 
 
+def run_bands(runs: pd.DataFrame, selected_run: int | None, rows: Sequence[int]) -> list[dict[str, object]]:
+    """Each run's time window shaded across the panels ``rows``, as ``add_vrect(row="all")`` draws it: one rectangle
+    per run and panel, the panel's full height. Given to the layout at once: plotly re-validates every shape at each
+    ``add_vrect``, which made the Run page's figure take a third of a second for seven runs."""
+    bands: list[dict[str, object]] = []
+    for run in runs.dropna(subset=["started_at", "ended_at"]).itertuples():
+        selected = selected_run is not None and not run.is_warmup and run.run_index == selected_run
+        fill = SELECTED_FILL if selected else WARMUP_FILL if run.is_warmup else MEASURED_RUN_FILL
+        for row in rows:
+            axis = "" if row == 1 else str(row)
+            bands.append({"type": "rect", "xref": f"x{axis}", "yref": f"y{axis} domain", "x0": run.started_at,
+                          "x1": run.ended_at, "y0": 0, "y1": 1, "fillcolor": fill, "opacity": 0.5, "layer": "below",
+                          "line": {"width": 0}})
+    return bands
+
+
 def decode_window(
     series: pd.DataFrame, runs: pd.DataFrame, prefill: pd.DataFrame | None = None, selected_run: int | None = None
 ) -> go.Figure:
@@ -356,11 +372,8 @@ def decode_window(
                                  customdata=prefill[["new_token", "line_no"]].to_numpy(),
                                  hovertemplate="prefill: %{customdata[0]} new tokens<br>line %{customdata[1]}<extra></extra>"),
                       row=3, col=1)
-    for _, run in runs.dropna(subset=["started_at", "ended_at"]).iterrows():
-        selected = selected_run is not None and not run["is_warmup"] and run["run_index"] == selected_run
-        fill = SELECTED_FILL if selected else WARMUP_FILL if run["is_warmup"] else MEASURED_RUN_FILL
-        fig.add_vrect(x0=run["started_at"], x1=run["ended_at"], line_width=0, layer="below", fillcolor=fill,
-                      opacity=0.5, row="all", col=1)
+    # Only panels that hold a trace are shaded (add_vrect's exclude_empty_subplots): no accept length, no band there.
+    fig.update_layout(shapes=run_bands(runs, selected_run, [1, 2, 3] if series["tokens_per_step"].notna().any() else [1, 3]))
     fig.update_yaxes(title="tok/s", row=1, col=1, **TOK_S.ticks())
     fig.update_yaxes(title="tokens/step", rangemode="tozero", row=2, col=1, **ACCEPT.ticks())
     fig.update_yaxes(title="requests", rangemode="tozero", row=3, col=1, **COUNT.ticks())

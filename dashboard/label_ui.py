@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import queries, ui
+from dashboard import queries, sections, ui
 from dashboard.analysis import frames
 from dashboard.state import Keys
 from ingest.errors import SpecdashError
@@ -78,6 +78,9 @@ def _history() -> None:
     changes = queries.label_changes()
     if changes.empty:
         return
-    with st.expander(f"Label changes recorded ({len(changes)} file(s))"):
-        columns = ["changed_at", "action", "path", "old_variant", "old_phase", "new_variant", "new_phase"]
-        ui.table(frames.label_changes_table(changes[columns]), lines=2)
+    box = sections.section(f"Label changes recorded ({len(changes)} file(s))", Keys.section_label_changes)
+    if box.open:
+        with box:
+            columns = ["changed_at", "action", "path", "old_variant", "old_phase", "new_variant", "new_phase"]
+            ui.table(frames.label_changes_table(changes[columns]), lines=2)
+            ui.export_buttons(changes, "label-changes")

@@ -7,6 +7,9 @@ app. Nothing here holds a connection: ``dashboard.analysis.data`` opens and clos
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -26,9 +29,30 @@ def db_path() -> str:
     return str(resolve_db_path(None))
 
 
+def on_disk(path: str) -> tuple[tuple[int, int, int, int] | None, ...]:
+    """What the file system says of the store and its write-ahead log: (inode, size, mtime, ctime in ns) each, None
+    for a missing file. Every committed write changes one of them (the log grows, or a checkpoint rewrites the
+    store and drops the log), so an unchanged signature means an unchanged store, without opening it."""
+    found: list[tuple[int, int, int, int] | None] = []
+    for file in (path, f"{path}.wal"):
+        try:
+            stat = os.stat(file)
+        except OSError:
+            found.append(None)
+            continue
+        found.append((stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns))
+    return tuple(found)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _store_state(db: str, signature: tuple[tuple[int, int, int, int] | None, ...]) -> dict[str, Any]:
+    # ``signature`` (on_disk) is the key: a rerun on an unchanged store opens no connection (a DuckDB open is ~30 ms).
+    return data.store_state(db)
+
+
 def store_state() -> dict[str, Any]:
     """Read once per rerun (by the page's store guard): it carries the change id the caches key on."""
-    state = data.store_state(db_path())
+    state = _store_state(db_path(), on_disk(db_path()))
     st.session_state[Keys.change_id] = (db_path(), state["last_change"])
     forget_older_changes((db_path(), state["last_change"]))
     return state
@@ -42,7 +66,7 @@ def forget_older_changes(seen: tuple[str, str | None]) -> None:
     if _latest_change == [seen]:
         return
     if _latest_change:
-        for cached in (_cached, _evidence, _checks):
+        for cached in (_cached, _evidence, _checks, _figure):
             cached.clear()
     _latest_change[:] = [seen]
 
@@ -83,6 +107,35 @@ def cached(reader: Callable[Concatenate[str, P], R]) -> Callable[P, R]:
 
     read.__name__, read.__qualname__, read.__doc__ = reader.__name__, reader.__qualname__, reader.__doc__
     return read
+
+
+def fingerprint(value: Any) -> str | None:
+    """A digest of everything in ``value`` (frames whole, not sampled as st.cache_* hashes large ones), or None
+    when it cannot be pickled. Equal digests mean equal inputs; equal inputs pickled differently only miss."""
+    try:
+        return hashlib.blake2b(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), digest_size=20).hexdigest()
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _figure(name: str, key: str, _builder: Callable[..., Any], _args: tuple[Any, ...], _kwargs: dict[str, Any]) -> Any:
+    # ``name`` and ``key`` (the inputs' fingerprint) are the cache key; the builder and its inputs are not hashed.
+    return _builder(*_args, **_kwargs)
+
+
+def figure(builder: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``builder(*args, **kwargs)`` (a pure chart builder), built once per distinct input and shared by every rerun
+    and session that draws the same data: plotly spends most of a page's script time validating figures.
+
+    A resource, not a copy (st.cache_data would unpickle, which validates the figure again): callers only draw
+    it (st.plotly_chart reads it); a builder that changes another's figure is cached as one builder.
+    """
+    key = fingerprint((args, sorted(kwargs.items())))
+    if key is None:
+        return builder(*args, **kwargs)
+    built: R = _figure(f"{builder.__module__}.{builder.__qualname__}", key, builder, args, dict(kwargs))
+    return built
 
 
 def loader(reader: Callable[Concatenate[str, P], R], *args: P.args, **kwargs: P.kwargs) -> Callable[[], R]:

@@ -162,6 +162,28 @@ class Keys:
     label_delete_sure = "w_label_delete_sure"
     label_apply = "w_label_apply"
     label_outcome = "label_outcome"
+    # Sections whose content runs only while open (sections.section): "section_" + what they hold.
+    section_sources = "section_sources"
+    section_comparability = "section_comparability"
+    section_runs = "section_runs"
+    section_definitions = "section_definitions"
+    section_origins = "section_origins"
+    section_plane_points = "section_plane_points"
+    section_formats = "section_formats"
+    section_label_changes = "section_label_changes"
+    section_server_args = "section_server_args"
+    section_decision_markdown = "section_decision_markdown"
+    section_record_decision = "section_record_decision"
+    section_provenance = "section_provenance"
+    section_raw_lines = "section_raw_lines"  # + the log file's position on the Run page
+    section_every_position = "section_every_position"
+    section_request_places = "section_request_places"
+    section_dataset_sources = "section_dataset_sources"
+    section_acceptance_files = "section_acceptance_files"
+    # Tab groups that run only the open tab (st.tabs(..., on_change="rerun")).
+    breakdown_tab = "tab_breakdown"  # Breakdown: per cycle, per rank, top kernels
+    acceptance_tab = "tab_acceptance"  # Acceptance's readings, a tab each
+    sweeps_tab = "tab_sweeps"  # Sweeps: the cause, the (τ, r) path, the config grid
 
 
 def carried_params(*params: Param) -> dict[str, str | list[str]]:

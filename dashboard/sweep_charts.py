@@ -6,6 +6,7 @@ ticks carry their quantity's declared precision (``definitions``)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -176,6 +177,13 @@ def path_chart(curve: pd.DataFrame, x: str, colors: VariantColors = UNORDERED) -
 
 
 # --- sweeps on the Break-even plane ------------------------------------------------------------------
+
+def break_even_figure(points: pd.DataFrame, iso_speedups: Sequence[float], needs: pd.DataFrame | None,
+                      path: pd.DataFrame, colors: VariantColors = UNORDERED) -> go.Figure:
+    """The Break-even page's figure: ``charts.breakeven_plane`` with the sweeps' paths on it (``break_even_paths``),
+    one builder, so a cached plane is never changed by drawing paths on it."""
+    return break_even_paths(charts.breakeven_plane(points, iso_speedups, needs, colors), path, colors)
+
 
 def break_even_paths(figure: go.Figure, path: pd.DataFrame, colors: VariantColors = UNORDERED) -> go.Figure:
     """The Break-even plane (``charts.breakeven_plane``) with each sweep drawn as a path in (τ, r): how τ and the cost

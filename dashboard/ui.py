@@ -239,16 +239,19 @@ def table(
     )
 
 
-def comparison_tables(shown: pd.DataFrame, keys: tuple[str, str] | None = None) -> list[int]:
-    """The comparison as two tables that fit the page — speed, then why (accept length, cycle, caveats).
+def comparison_tables(shown: pd.DataFrame, downloads: tuple[pd.DataFrame, pd.DataFrame], name: str,
+                      keys: tuple[str, str] | None = None) -> list[int]:
+    """The comparison as two tables that fit the page — speed, then why (accept length, cycle, caveats) —
+    each with its downloads (``downloads``: ``frames.comparison_exports``, named ``name``-speed and ``name``-why).
 
     With ``keys`` rows are clickable; returns the positions of the rows picked.
     """
     picked: list[int] = []
-    for index, columns in enumerate((SPEED_COLUMNS, WHY_COLUMNS)):
+    for index, (columns, part_name) in enumerate(((SPEED_COLUMNS, "speed"), (WHY_COLUMNS, "why"))):
         part = shown[[c for c in columns if c in shown]]
         event = table(part, key=keys[index] if keys else None, lines=2 if long_text(part["variant"]) else 1,
                       style=lambda frame: delta_style(frame, ["Δ tok/s", "Δ %", "Δ 95% CI"]))
+        export_buttons(downloads[index], f"{name}-{part_name}")
         picked += selected(event, "rows") if keys else []
     return picked
 

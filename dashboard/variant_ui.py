@@ -11,8 +11,9 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from dashboard import queries
+from dashboard import queries, sections
 from dashboard.analysis.definitions import COUNT
+from dashboard.state import Keys
 
 UNLABELLED_FROM = "folder, no label"
 SHOWN_FROM = {"--variant": "given (--variant or specdash label)"}
@@ -52,7 +53,8 @@ def origins_note(phases: Sequence[str], variants: Sequence[str], *, warn: bool =
                            f"engine{'s' if row.engines != 1 else ''})" for row in pooled.itertuples())
         st.warning(f"Unlabelled groups pool files that no label or server config says are one system: {groups}. "
                    f"Their figures mix those files. {LABEL_HINT}.")
-    with st.expander(f"Where the variant names come from ({COUNT.text(len(origins))})"):
-        st.markdown("\n".join(f"- {line}" for line in origin_lines(origins)))
-        st.caption("Order of evidence: --variant or specdash label; the server config's speculation settings with "
-                   f"the target model; the folder layout …/<phase>/<variant>/file; else one unlabelled group per folder. {LABEL_HINT}.")
+    box = sections.section(f"Where the variant names come from ({COUNT.text(len(origins))})", Keys.section_origins)
+    if box.open:  # the names' sources only when asked for: the pooled groups' warning above stands alone
+        box.markdown("\n".join(f"- {line}" for line in origin_lines(origins)))
+        box.caption("Order of evidence: --variant or specdash label; the server config's speculation settings with "
+                    f"the target model; the folder layout …/<phase>/<variant>/file; else one unlabelled group per folder. {LABEL_HINT}.")

@@ -153,6 +153,12 @@ def settle(page, quiet_ms: int = 300, timeout_ms: int = 60_000) -> None:  # type
     page.wait_for_function(SETTLED, timeout=timeout_ms, polling=50)
 
 
+def open_section(page, heading: str) -> None:  # type: ignore[no-untyped-def]
+    """Open the collapsed expander whose heading holds ``heading`` (its content runs only once open) and settle."""
+    page.locator('[data-testid="stExpander"] summary').filter(has_text=heading).first.click()
+    settle(page)
+
+
 def open_expanders(page) -> None:  # type: ignore[no-untyped-def]
     """Open every collapsed expander, so the tables inside them are checked and shot too."""
     closed = [s for s in page.locator('[data-testid="stExpander"] summary').all() if not s.evaluate("s => s.parentElement.open")]

@@ -3,7 +3,8 @@ and the Run page's per-position curve of a session's window.
 
 Each page is settled, its expanders opened, checked for tables wider than their frame (cut off at the right) and
 chart labels that overlap or stick out (tests/browser.py: look_at), and shot whole at 1280 and 1920 px to
-tests/artifacts/acceptance-{demo,corpus,run-positions}-WIDTH.png.
+tests/artifacts/acceptance-{demo,corpus}-tabN-WIDTH.png (the Acceptance page a tab at a time: only the open tab
+runs) and acceptance-run-positions-WIDTH.png.
 """
 from __future__ import annotations
 
@@ -49,18 +50,30 @@ def corpus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def open_page(page: Page, url: str) -> None:
     page.goto(f"{url}/acceptance")
     main = page.locator('[data-testid="stMain"]')
-    expect(main.get_by_text("Per draft position: where the drafts die")).to_be_visible(timeout=60_000)
+    expect(main.get_by_role("tab", name="Per draft position: where the drafts die")).to_be_visible(timeout=60_000)
     expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
-    expect(main.get_by_text("Per dataset", exact=True)).to_be_visible()
+    expect(main.get_by_role("tab", name="Per dataset", exact=True)).to_be_visible()
+
+
+def look_at_every_tab(page: Page, name: str) -> tuple[list[str], int, str]:
+    """Each reading's tab opened in turn (only the open one runs) and looked at, shot as NAME-tabN-WIDTH.png:
+    the problems found, the charts drawn over all tabs, and every tab's text."""
+    problems: list[str] = []
+    charts, texts = 0, []
+    tabs = page.locator('[data-testid="stMain"] [role="tab"]')
+    for index in range(tabs.count()):
+        tabs.nth(index).click()
+        problems += look_at(page, f"{name}-tab{index + 1}-{page.viewport_size['width']}")
+        charts += page.locator(".js-plotly-plot").count()
+        texts.append(page.locator('[data-testid="stMain"]').inner_text())
+    return problems, charts, "\n".join(texts)
 
 
 def test_demo_acceptance_page(demo_url: str, page: Page) -> None:
     open_page(page, demo_url)
-    main = page.locator('[data-testid="stMain"]')
-    expect(main.get_by_text("models best").first).to_be_visible()
-    expect(main.get_by_text("Lowest-acceptance requests")).to_be_visible()
-    assert page.locator(".js-plotly-plot").count() >= 4  # positions, steps model, requests, datasets
-    problems = look_at(page, f"acceptance-demo-{page.viewport_size['width']}")
+    problems, charts, texts = look_at_every_tab(page, "acceptance-demo")
+    assert "models best" in texts and "Lowest-acceptance requests" in texts
+    assert charts >= 4  # positions, steps model, requests, datasets
     assert problems == [], "\n".join(problems)
 
 
@@ -70,7 +83,7 @@ def test_corpus_acceptance_page(corpus_url: str, page: Page, monkeypatch: pytest
     monkeypatch.setattr(browser_helpers, "MAX_SHOT_HEIGHT", 12_000)
     open_page(page, corpus_url)
     expect(page.locator('[data-testid="stMain"]').get_by_text("Not like-for-like").first).to_be_visible()
-    problems = look_at(page, f"acceptance-corpus-{page.viewport_size['width']}")
+    problems, _, _ = look_at_every_tab(page, "acceptance-corpus")
     assert problems == [], "\n".join(problems)
 
 

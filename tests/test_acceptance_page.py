@@ -5,11 +5,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis.definitions import ACCEPT
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS
-from tests.test_app import run_page, texts
+from tests.test_app import every_tab, open_sections, run_page, texts
 from tests.test_app_every_page import table_defects
 from tests.test_every_file import corpus_paths
 
@@ -37,16 +38,26 @@ def frames(app) -> list:  # type: ignore[no-untyped-def]
     return [df.value for df in app.dataframe]
 
 
+def every_reading(app: AppTest) -> tuple[list[pd.DataFrame], str, list[str]]:
+    """The tables and texts of every tab (a reading each), every closed section opened; and the tables' defects."""
+    tables: list[pd.DataFrame] = []
+    shown: list[str] = []
+    defects: list[str] = []
+    for tab, view in every_tab(open_sections(app)):
+        tables += frames(view)
+        shown.append(texts(view))
+        defects += table_defects(view, f"acceptance {tab}")
+    return tables, "\n".join(shown), defects
+
+
 def test_demo_shows_the_k2_drafters_curve_the_steps_model_requests_and_datasets(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = run_page(PAGE, demo_db, monkeypatch)
-    tables = frames(app)
+    tables, text, defects = every_reading(run_page(PAGE, demo_db, monkeypatch))
     summary = tables[0]
     k2 = summary[summary["variant"] == "k2-drafter"].iloc[0]
     assert ACCEPT.number(k2["τ from positions"]) == "1.58"  # the K2 drafter's logged accept length comes out of its per-position rates
     assert k2["first below threshold"] == 1
-    positions = tables[1]
+    positions = tables[1]  # "Every position", under the summary
     assert [f"{v:.0f}" for v in positions[positions["variant"] == "k2-drafter"]["P(≥ k)"]] == ["46", "12"]
-    text = texts(app)
     assert "models best" in text and "assumed" in text and "measured" in text
     distribution = next(t for t in tables if "request spread" in t.columns)
     assert set(distribution["variant"]) == {"from-scratch", "k2-drafter", "k2-drafter-ft"}
@@ -55,7 +66,7 @@ def test_demo_shows_the_k2_drafters_curve_the_steps_model_requests_and_datasets(
     matrix = next(t for t in tables if "Δ accept length" in t.columns)
     assert {"gsm8k", "humaneval", "mt-bench"} <= set(matrix["dataset"])
     assert "against **from-scratch**" in text
-    assert table_defects(app, "acceptance") == []  # labels, helps and formats from definitions.COLUMNS; no None cell
+    assert defects == []  # labels, helps and formats from definitions.COLUMNS; no None cell
 
 
 def test_the_threshold_moves_the_mark(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,15 +78,14 @@ def test_the_threshold_moves_the_mark(demo_db: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_corpus_only_store_shows_every_kind_it_holds(corpus_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = run_page(PAGE, corpus_db, monkeypatch)
-    tables = frames(app)
+    tables, text, defects = every_reading(run_page(PAGE, corpus_db, monkeypatch))
     sources = set(tables[0]["acceptance source"])
     assert {"vllm spec_decode.py summary", "per-request histograms"} <= sources  # no corpus log prints per-position rates
     assert any("request id" in t.columns for t in tables)
     matrix = next(t for t in tables if "Δ accept length" in t.columns)
     assert "mtbench" in set(matrix["dataset"])
-    assert "Not like-for-like" in texts(app)
-    assert table_defects(app, "acceptance (corpus)") == []
+    assert "Not like-for-like" in text
+    assert defects == []
 
 
 def test_empty_of_acceptance_data_says_what_to_ingest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block, Tab
 
 from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
@@ -32,6 +35,63 @@ def run_page(page: str, db: Path, monkeypatch: pytest.MonkeyPatch, query: dict[s
         assert not app.exception, (page, query, [e.value for e in app.exception])
         assert not app.error, (page, query, [e.value for e in app.error])
     return app
+
+
+def element_key(element_id: str) -> str | None:
+    """The key a stateful element was given: its element id ends in it ("$$ID-<hash>-<key>")."""
+    return element_id.split("-", 2)[2] if element_id.startswith("$$ID-") and element_id.count("-") >= 2 else None
+
+
+def section_key(expander: Any) -> str | None:
+    """The key of a section the page runs only while open (``dashboard.sections``); None for a plain expander,
+    whose content always runs (it has no element id)."""
+    return element_key(expander.proto.id)
+
+
+def open_sections(app: AppTest, rounds: int = 3) -> AppTest:
+    """Open every closed section, as a person clicking each one would, and rerun until none is left closed; then
+    the page's tables, charts and texts inside them are there to check."""
+    for _ in range(rounds):
+        closed = [key for expander in app.expander if (key := section_key(expander)) and not expander.proto.expanded]
+        if not closed:
+            break
+        for key in closed:
+            app.session_state[key] = True
+        app.run()
+        assert not app.exception, [e.value for e in app.exception]
+    return app
+
+
+def lazy_tab_groups(app: AppTest) -> dict[str, list[str]]:
+    """Each tab group that runs only its open tab (``st.tabs(..., key=..., on_change="rerun")``): key → tab labels.
+    Such a group's container carries an element id ending in its key; a plain one has none."""
+    groups: dict[str, list[str]] = {}
+
+    def walk(node: Any) -> None:
+        proto = getattr(node, "proto", None)
+        fields = proto.DESCRIPTOR.fields_by_name if isinstance(node, Block) and proto is not None else {}
+        if "tab_container" in fields and proto.HasField("tab_container"):
+            key = element_key(proto.tab_container.id)
+            if key:
+                groups[key] = [child.label for child in node.children.values() if isinstance(child, Tab)]
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(app._tree)
+    return groups
+
+
+def every_tab(app: AppTest) -> Iterator[tuple[str, AppTest]]:
+    """The page with each tab of its lazy tab groups open in turn ("" for the page as it opened), the closed sections
+    of each tab opened: what a person clicking through every tab and section sees, tables and charts included.
+    The same ``app`` each time: read it before the next."""
+    yield "", app
+    for key, labels in lazy_tab_groups(app).items():
+        for label in labels:
+            app.session_state[key] = label
+            app.run()
+            assert not app.exception, (key, label, [e.value for e in app.exception])
+            yield f"tab {label}", open_sections(app)
 
 
 def url(app: AppTest, name: str) -> list[str]:
@@ -148,7 +208,7 @@ def test_breakeven_without_traces_labels_r_an_estimate(tmp_path: Path, monkeypat
 # --- Run --------------------------------------------------------------------------------------
 
 def test_run_page_shows_a_session(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = run_page("views/run.py", demo_db, monkeypatch, {"session": k2_session(demo_db)})
+    app = open_sections(run_page("views/run.py", demo_db, monkeypatch, {"session": k2_session(demo_db)}))  # provenance too
     runs = app.dataframe[0].value
     assert len(runs) == 7 and runs["warm-up"].sum() == 2
     assert runs["flag"].tolist().count("⚠ stopped early") == 1

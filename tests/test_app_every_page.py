@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis import data, definitions
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS
-from tests.test_app import ALL_PAGES, run_page
+from tests.test_app import ALL_PAGES, every_tab, open_sections, run_page
 from tests.test_every_file import corpus_paths
 
 PAGES = ALL_PAGES
@@ -59,8 +59,9 @@ def table_defects(app: AppTest, where: str) -> list[str]:
 def assert_pages_read_finished(db: Path, monkeypatch: pytest.MonkeyPatch, views: list[tuple[str, dict[str, Any]]]) -> None:
     problems: list[str] = []
     for page, query in views:
-        app = run_page(page, db, monkeypatch, query)
-        problems += table_defects(app, f"{page} {query or ''}".strip())
+        # the tables inside closed sections and behind every tab too
+        for tab, app in every_tab(open_sections(run_page(page, db, monkeypatch, query))):
+            problems += table_defects(app, f"{page} {query or ''} {tab}".strip())
     assert problems == [], "\n".join(problems)
 
 
@@ -131,10 +132,3 @@ def test_the_check_passes_a_table_shown_through_the_declaration(tmp_path: Path) 
     )
     assert table_defects(app, "probe") == []
     assert app.dataframe[0].value["tok/s"].iloc[0] == 51.8755  # rounded only when shown: "%,.1f"
-
-
-@pytest.mark.parametrize("page", ["views/sweeps.py", "views/acceptance.py", "views/drafters.py"])
-def test_the_pages_added_since_download_their_tables(demo_db: Path, monkeypatch: pytest.MonkeyPatch, page: str) -> None:
-    buttons = run_page(page, demo_db, monkeypatch).get("download_button")
-    labels = [b.proto.label for b in buttons]
-    assert labels.count("CSV") >= 1 and labels.count("CSV") == labels.count("Parquet"), (page, labels)

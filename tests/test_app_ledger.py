@@ -10,7 +10,7 @@ from ingest.errors import StoreBusy
 from ingest.pipeline import ingest_paths
 from ingest.storage import store
 from tests.conftest import FIXTURES
-from tests.test_app import demo_copy, k2_session, run_page, texts, url  # noqa: F401 (fixture)
+from tests.test_app import demo_copy, k2_session, open_sections, run_page, texts, url  # noqa: F401 (fixture)
 
 # --- Phases -----------------------------------------------------------------------------------
 
@@ -42,7 +42,7 @@ def test_phases_page_trends_across_two_phases(demo_copy: Path, monkeypatch: pyte
 
 def test_decisions_page_shows_the_phase0_verdict(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     phase0 = data.decisions(demo_db).set_index("phase").loc["phase-0", "decision_id"]
-    app = run_page("views/decisions.py", demo_db, monkeypatch, {"decision": phase0})
+    app = open_sections(run_page("views/decisions.py", demo_db, monkeypatch, {"decision": phase0}))  # the Markdown too
     ledger = app.dataframe[0].value
     assert ledger[["title", "verdict", "evidence"]].values.tolist() == [  # newest first: a decision per phase
         ["Custom all-reduce for verify", "accepted", "✓ current"], ["Fine-tuned K2 drafter", "accepted", "✓ current"],
@@ -54,7 +54,7 @@ def test_decisions_page_shows_the_phase0_verdict(demo_db: Path, monkeypatch: pyt
 
 
 def test_recording_a_decision_in_the_page(demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = run_page("views/decisions.py", demo_copy, monkeypatch)
+    app = open_sections(run_page("views/decisions.py", demo_copy, monkeypatch))  # the form opens with a click
     assert len(app.multiselect(key="w_decision_sessions").value) == 3  # the phase's sessions by default
     app.text_input(key="w_decision_title").set_value("Fine-tune the K2 drafter")
     app.radio(key="w_decision_verdict").set_value("accepted")
@@ -71,7 +71,7 @@ def test_recording_a_decision_in_the_page(demo_copy: Path, monkeypatch: pytest.M
 
 
 def test_a_decision_without_verdict_is_refused_in_the_page(demo_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = run_page("views/decisions.py", demo_copy, monkeypatch)
+    app = open_sections(run_page("views/decisions.py", demo_copy, monkeypatch))  # the form opens with a click
     app.text_input(key="w_decision_title").set_value("Half-made")
     app.button[0].click().run()
     assert any("no verdict" in e.value for e in app.error)
@@ -83,7 +83,7 @@ def test_a_store_that_stays_busy_while_recording_is_said_not_thrown(demo_copy: P
         raise StoreBusy(db, "the store stayed locked by another process for 30 s", hint="wait for the other ingest to finish")
 
     monkeypatch.setattr(ledger, "record_decision", busy)  # the page records through the ledger
-    app = run_page("views/decisions.py", demo_copy, monkeypatch)
+    app = open_sections(run_page("views/decisions.py", demo_copy, monkeypatch))  # the form opens with a click
     app.text_input(key="w_decision_title").set_value("Recorded while an ingest runs")
     app.radio(key="w_decision_verdict").set_value("accepted")
     app.button[0].click().run()

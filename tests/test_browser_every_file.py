@@ -14,7 +14,15 @@ import pytest
 
 from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
-from tests.browser import CHROMIUM, WIDTHS, browser, page, screenshot, served  # noqa: F401 (browser, page: fixtures)
+from tests.browser import (  # noqa: F401
+    CHROMIUM,
+    WIDTHS,
+    browser,
+    open_section,
+    page,
+    screenshot,
+    served,
+)
 from tests.conftest import CORPUS
 from tests.test_every_file import corpus_paths
 
@@ -74,6 +82,7 @@ def test_run_opens_a_server_lifetime(base_url: str, page: Page, corpus_db: Path)
     main = page.locator('[data-testid="stMain"]')
     expect(main.get_by_text("Server lifetime ·").first).to_be_visible(timeout=30_000)
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    open_section(page, "Raw lines")  # the lines show when their section is opened
     expect(main.get_by_text("Decode batch").first).to_be_visible()
     screenshot(page, f"every-file-run-lifetime-{width(page)}")
 

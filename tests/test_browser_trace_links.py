@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import ingest_paths
-from tests.browser import CHROMIUM, browser, page, screenshot, served  # noqa: F401 (browser, page: fixtures)
+from tests.browser import CHROMIUM, browser, open_section, page, screenshot, served  # noqa: F401 (browser, page: fixtures)
 from tests.test_trace_links import EAGLE3, PROFILE_ID, PROFILED_LOG, trace_named
 
 pytestmark = pytest.mark.browser
@@ -37,6 +37,7 @@ def test_run_says_how_a_trace_set_was_linked_and_shows_its_lifetime(base_url: st
     main = page.locator('[data-testid="stMain"]')
     expect(main.get_by_text(f"Profiler traces · {EAGLE3}").first).to_be_visible(timeout=30_000)
     expect(main.get_by_text("linked to its server log by profile id in the server log").first).to_be_visible()
+    open_section(page, "Raw lines")  # the lines show when their section is opened
     expect(main.get_by_text("Decode batch").first).to_be_visible()  # the linked lifetime's raw lines
     expect(main.get_by_text("Traceback")).to_have_count(0)
     screenshot(page, f"trace-link-run-{page.viewport_size['width']}")

@@ -105,13 +105,15 @@ def test_a_busy_compare_page_waits_for_a_click_before_its_long_runs_table(
 ) -> None:
     from streamlit.testing.v1 import AppTest
 
-    from tests.test_app import APP
+    from tests.test_app import APP, open_sections
 
     monkeypatch.setenv("SPECDASH_DB", str(busy_store))
     app = AppTest.from_file(APP, default_timeout=60)
     app.query_params["phase"] = ["phase-0", "phase-1", "phase-2", "phase-3", "phase-4"]
     app.run()
     assert not app.exception
+    assert "w_compare_all_runs" not in [toggle.key for toggle in app.toggle]  # "Measured runs" runs when opened
+    open_sections(app)
     toggle = app.toggle(key="w_compare_all_runs")
     assert toggle.label == "Show all 5,500 runs" and toggle.value is False
     keys = [frame.key for frame in app.dataframe]

@@ -220,9 +220,9 @@ def test_the_corpus_folders_ingest_with_every_data_file_loaded(corpus_dir: Path,
 
 def test_the_ingest_page_lists_the_formats_for_uploads_that_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An upload no format reads fails with the hint naming `specdash formats`: the page shows the same list."""
-    from tests.test_app import run_page
+    from tests.test_app import open_sections, run_page
 
-    app = run_page("views/ingest.py", tmp_path / "store.duckdb", monkeypatch)
+    app = open_sections(run_page("views/ingest.py", tmp_path / "store.duckdb", monkeypatch))  # the list opens with a click
     [expander] = [e for e in app.expander if "specdash formats" in e.label]
     [table] = expander.dataframe
     assert list(table.value["kind"]) == [f.kind for f in registered_formats()]

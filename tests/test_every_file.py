@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, ROOT
-from tests.test_app import PAGES, run_page
+from tests.test_app import PAGES, open_sections, run_page
 
 FIXTURES = ROOT / "tests" / "fixtures"
 TWO_LIFETIMES = FIXTURES / "dashboard" / "sglang-two-lifetimes-eagle3-then-baseline.log"
@@ -95,7 +95,7 @@ def test_every_page_shows_a_corpus_only_store(corpus_store: Path, monkeypatch: p
 
 @pytest.mark.corpus
 def test_compare_names_the_corpus_variants_with_their_sources(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = run_page("views/compare.py", corpus_store, monkeypatch)
+    app = open_sections(run_page("views/compare.py", corpus_store, monkeypatch))  # sources and names: a click away
     assert len(app.metric) >= 2
     shown = page_text(app)
     assert "bench_serving at max concurrency 16" in shown
@@ -117,7 +117,7 @@ def test_compare_names_the_corpus_variants_with_their_sources(corpus_store: Path
 def test_run_opens_a_corpus_server_lifetime(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sessions = data.sessions(corpus_store)
     lifetime = sessions[sessions["path"].str.endswith("sglang-issue-11948-eagle3-decode-acceptrate.log")].iloc[0]
-    app = run_page("views/run.py", corpus_store, monkeypatch, {"session": lifetime["session_id"]})
+    app = open_sections(run_page("views/run.py", corpus_store, monkeypatch, {"session": lifetime["session_id"]}))
     assert any("Server lifetime" in s.value for s in app.subheader)
     assert app.get("plotly_chart"), "the lifetime's decode lines are charted"
     assert app.code and "Decode batch" in app.code[0].value

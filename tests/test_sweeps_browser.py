@@ -38,12 +38,19 @@ def corpus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def check(page: Page, name: str, expected: str) -> None:
+    """The page as it opens, then each tab below the headline opened in turn (only the open tab runs), shot as
+    NAME-WIDTH.png and NAME-tabN-WIDTH.png."""
     main = page.locator('[data-testid="stMain"]')
     expect(main.get_by_text(expected).first).to_be_visible(timeout=60_000)
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     problems = look_at(page, f"{name}-{page.viewport_size['width']}")
-    body = main.inner_text()
-    assert "Traceback" not in body and "None" not in body and "nan" not in body.split()
+    bodies = [main.inner_text()]
+    for index, tab in enumerate(main.get_by_role("tab").all()[1:], 1):
+        tab.click()
+        problems += look_at(page, f"{name}-tab{index}-{page.viewport_size['width']}")
+        bodies.append(main.inner_text())
+    for body in bodies:
+        assert "Traceback" not in body and "None" not in body and "nan" not in body.split()
     assert problems == [], "\n".join(problems)
 
 

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis import sweeps
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, FIXTURES
+from tests.test_app import every_tab
 from tests.test_every_file import corpus_paths
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
@@ -39,24 +40,34 @@ def table_problems(app: AppTest) -> list[str]:
     return table_defects(app, PAGE)
 
 
+def every_tab_of(app: AppTest) -> tuple[str, list[str], list[str]]:
+    """Each tab opened in turn (only the open one runs): every tab's text, the plotly charts drawn, table problems."""
+    shown, charts, problems = [], [], []
+    for tab, view in every_tab(app):
+        shown.append(text(view))
+        charts += [f"{tab}: {chart.proto.id}" for chart in view.get("plotly_chart")] if tab else []
+        problems += table_problems(view)
+    return "\n".join(shown), charts, problems
+
+
 def test_demo_store_shows_both_drafters_the_crossover_and_the_grid(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = open_page(demo_db, monkeypatch)
-    page = text(app)
+    assert len(app.get("plotly_chart")) == 2  # speedup, and the first tab's: cause
+    best = app.dataframe[0].value
+    assert set(best["variant"]) == {"from-scratch", "k2-drafter"} and sorted(set(best["batch size"])) == [1, 2, 4, 8, 16, 32]
+    page, charts, problems = every_tab_of(app)
     assert "**from-scratch**: crossover at batch size **6.1** (range 5.2 – 7.4 from the spread)" in page
     assert "**k2-drafter**: pays at no batch size measured" in page
     assert "modelled" in page  # bench_speculative's speed is labelled as modelled
-    assert len(app.get("plotly_chart")) == 4  # speedup, cause, (τ, r) path, grid
-    assert table_problems(app) == []
-    best = app.dataframe[0].value
-    assert set(best["variant"]) == {"from-scratch", "k2-drafter"} and sorted(set(best["batch size"])) == [1, 2, 4, 8, 16, 32]
+    assert len(charts) == 6  # the speedup on every tab, and the tab's own: cause, (τ, r) path, grid
+    assert problems == []
 
 
 def test_demo_store_phase1_concurrency_sweep(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    app = open_page(demo_db, monkeypatch, {"sweep": "phase-1 · sglang.bench_serving · random"})
-    page = text(app)
+    page, _, problems = every_tab_of(open_page(demo_db, monkeypatch, {"sweep": "phase-1 · sglang.bench_serving · random"}))
     assert "**k2-drafter-ft**: crossover at max concurrency **8.9**" in page
     assert "estimated from tok/s and accept length" in page  # no step times in bench records
-    assert table_problems(app) == []
+    assert problems == []
 
 
 @pytest.fixture(scope="module")
@@ -75,14 +86,14 @@ def test_corpus_only_store_shows_the_kimi_k2_specbundle_sweep(corpus_store: Path
     page = text(app)
     assert "**AQ-MedAI/Kimi-K2-Instruct-eagle3**: one batch size measured (8): speedup 1.61×" in page
     assert "specforge-specbundle-raw-data.json" in page  # the source is named
-    assert table_problems(app) == []
+    assert every_tab_of(app)[2] == []
 
 
 @pytest.mark.corpus
 def test_corpus_only_store_opens_on_a_sweep_by_default(corpus_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = open_page(corpus_store, monkeypatch)
     assert app.selectbox[0].value in sweeps.sweep_overview(sweeps.points(corpus_store))["sweep"].tolist()
-    assert len(app.get("plotly_chart")) >= 2 and table_problems(app) == []
+    assert len(app.get("plotly_chart")) >= 2 and every_tab_of(app)[2] == []
 
 
 @pytest.mark.corpus

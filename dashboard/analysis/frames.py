@@ -104,6 +104,17 @@ def comparison_export(comparison: pd.DataFrame, not_like_for_like: Iterable[str]
     return out
 
 
+# The two tables' halves of the export: each table downloads the columns it shows, at full precision.
+WHY_EXPORT = ["variant", "speedup", "tokens_per_step", "accepted_drafts_per_step", "cycle_ms_est", "short_runs", "like_for_like"]
+
+
+def comparison_exports(comparison: pd.DataFrame, not_like_for_like: Iterable[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``comparison_export`` split as ``ui.comparison_tables`` splits the table: (speed, why); both keep the variant."""
+    whole = comparison_export(comparison, not_like_for_like)
+    speed = [c for c in whole.columns if c not in WHY_EXPORT or c == "variant"]
+    return whole[speed], whole[WHY_EXPORT]
+
+
 def measured_runs_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Every measured run of the selection, the short ones flagged (Compare's runs table)."""
     measured = runs[~runs["is_warmup"]]
@@ -292,6 +303,18 @@ def break_even_export(results: Iterable[BreakEven]) -> pd.DataFrame:
     ])
 
 
+NEEDS_EXPORT = ["variant", "accepted_drafts_per_step", "needed_accepted_drafts", "needed_tokens_per_step", "needed_cycle_ms"]
+
+
+def break_even_exports(results: Iterable[BreakEven]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``break_even_export`` split as ``break_even_tables`` splits it: (where each drafter is, what it would need)."""
+    whole = break_even_export(results)
+    if whole.empty:
+        return whole, whole
+    where = [c for c in whole.columns if c not in NEEDS_EXPORT or c == "variant"]
+    return whole[where], whole[NEEDS_EXPORT]
+
+
 def plane_points_table(points: pd.DataFrame) -> pd.DataFrame:
     """The points of the (τ, r) plane: sessions (cycle model) and traced variants (measured cycle)."""
     from_trace = points["session_id"].isna() if "session_id" in points else pd.Series(False, index=points.index)
@@ -405,6 +428,17 @@ def kernel_classes_table(overview: pd.DataFrame) -> pd.DataFrame:
         if values.fillna(0).ne(0).any():
             out[label] = values
     return out.reset_index(drop=True)
+
+
+TRACE_KEYS = ["variant", "phase", "file_name", "rank"]
+TRACE_FILE_EXPORT = [*TRACE_KEYS, "world_size", "gpu_name", "phase_source", "span_ms", "busy_ms", "idle_ms", "kernels",
+                     "cycles", "attributed_share"]
+
+
+def trace_exports(overview: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``data.trace_overview`` as the two tables split it: (files and ranks, kernel classes), every class kept."""
+    classes = [*TRACE_KEYS, *(key for key in KERNEL_CLASSES if key != "idle_ms" and key in overview)]
+    return overview[[c for c in TRACE_FILE_EXPORT if c in overview]], overview[classes]
 
 
 # A kernel's cycle phase as the breakdown chart names it (the store's draft_extend is "draft-extend").

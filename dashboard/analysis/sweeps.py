@@ -344,3 +344,42 @@ def break_even_path(frame: pd.DataFrame) -> pd.DataFrame:
                                    "tau": curve["tau"], "cost_ratio": curve["cost_ratio"], "r_from": curve["r_from"]}))
     columns = ["sweep", "variant", "axis", "x", "tau", "cost_ratio", "r_from"]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+
+
+# --- what the pages read, whole (cached by the pages as readers: ``queries.cached``) ---------------------
+
+def overview(db_path: str | Path) -> pd.DataFrame:
+    """``sweep_overview`` of every sweep in the store, each model apart: the Sweeps page's list of sweeps."""
+    return sweep_overview(apart_by_model(points(db_path)))
+
+
+@dataclass(frozen=True)
+class SweepView:
+    """One sweep as the Sweeps page reads it: its points, its axis, what makes it not like-for-like, its speculative
+    points with their speedup, the baseline's step times, and each variant's best config at each x."""
+
+    part: pd.DataFrame
+    x: str
+    pooled: str | None
+    notes: list[str]
+    spec: pd.DataFrame
+    base: pd.DataFrame
+    best: pd.DataFrame
+
+
+def view(db_path: str | Path, sweep: str) -> SweepView:
+    """The sweep named ``sweep`` (an ``overview`` row), analysed once per store change rather than at every rerun."""
+    everything = apart_by_model(points(db_path))
+    part = everything[everything["sweep"] == sweep]
+    x = x_axis(part)
+    pooled = pooled_files(part)
+    notes = [*like_for_like(part), *filter(None, [pooled, left_out(part, x)])]
+    spec = with_speedup(placed(part, x), x, within_file=pooled is not None)
+    base = baseline_steps(placed(part, x), x)
+    return SweepView(part, x, pooled, notes, spec, base, best_per_x(spec, x) if not spec.empty else spec)
+
+
+def phase_paths(db_path: str | Path, phase_list: Sequence[str]) -> pd.DataFrame:
+    """``break_even_path`` of the sweeps in ``phase_list`` (every sweep for none): the Break-even page's paths."""
+    frame = points(db_path)
+    return break_even_path(frame[frame["phase"].isin(phase_list)] if phase_list else frame)

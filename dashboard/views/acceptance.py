@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import acceptance_charts, queries, ui, variant_ui
+from dashboard import acceptance_charts, queries, sections, ui, variant_ui
 from dashboard.analysis import acceptance
 from dashboard.analysis.definitions import ACCEPT, EMPTY, MS, RATIO, SHARE
 from dashboard.state import (
     ACCEPTANCE_VARIANTS,  # in the URL: the Run page links here with its session's variant
+    Keys,
 )
 
 st.title("Acceptance")
@@ -29,6 +30,7 @@ source_paths = queries.cached(acceptance.source_paths)
 out_of_domain = queries.cached(acceptance.out_of_domain)
 record_lines = queries.cached(acceptance.record_lines)
 
+PLACES_EXPORT = ["variant", "request_id", "source_id", "path", "line_no"]  # where each request was read: whole paths
 INGEST_WHAT = ("Ingest a vLLM server log with `SpecDecoding metrics` lines, a `vllm bench serve --save-result` JSON or "
                "`spec_decode.py` summary, per-request responses (vLLM `metrics.speculative_decoding`, SGLang `meta_info` "
                "spec fields, AIPerf `profile_export.jsonl`) or `/metrics` snapshots: `specdash ingest FILES --variant NAME`.")
@@ -58,32 +60,42 @@ for note in acceptance.mixed_sources(curves, distribution):
 for note in out_of_domain(variants):
     st.warning(f":material/warning: Left out: {note}")
 
-# --- per position -------------------------------------------------------------------------------
-st.subheader("Per draft position: where the drafts die")
+# --- the readings, a tab each: only the open tab runs (a click reruns the page) ----------------------------
 curve_sources = sorted({part for value in curves["sources"] for part in str(value).split(", ") if part})
 curves, broken = acceptance.checked_curves(curves, acceptance.position_samples(rates), source_paths(curve_sources),
                                            record_lines(curve_sources))
-for warning in broken:
-    st.warning(f":material/error: {warning.text()}")
-if curves.empty:
-    st.info("No per-position curve left to show: each one breaks its invariants (above)." if broken
-            else "No per-position acceptance for these variants. " + INGEST_WHAT)
-else:
+datasets = datasets[datasets["variant"].isin(variants)]
+windows = windows[windows["variant"].isin(variants)]
+
+
+def per_position() -> None:
+    """Survival and conditional rate per draft position, the first position below the threshold marked."""
+    for warning in broken:
+        st.warning(f":material/error: {warning.text()}")
+    if curves.empty:
+        st.info("No per-position curve left to show: each one breaks its invariants (above)." if broken
+                else "No per-position acceptance for these variants. " + INGEST_WHAT)
+        return
     st.caption(f"{acceptance.SURVIVAL} {acceptance.CONDITIONAL}")
     marks = {(v, o): acceptance.first_below(c, threshold) for (v, o), c in curves.groupby(["variant", "origin"])}
-    st.plotly_chart(acceptance_charts.position_figure(curves, threshold, marks, colors), width="stretch")
+    st.plotly_chart(queries.figure(acceptance_charts.position_figure, curves, threshold, marks, colors), width="stretch")
     st.caption(f"First position below threshold: the first draft position whose P(k | k−1) is below "
                f"{SHARE.text(threshold)} (the threshold above).")
-    ui.table(acceptance.curve_summary_table(curves, marks), lines=2)
-    with st.expander("Every position"):
-        ui.table(acceptance.positions_table(curves), lines=2)
-    ui.export_buttons(curves, "acceptance per position")
+    summary_table = acceptance.curve_summary_table(curves, marks)
+    ui.table(summary_table, lines=2)
+    ui.export_buttons(summary_table, "acceptance curves")
+    positions_box = sections.section("Every position", Keys.section_every_position)
+    if positions_box.open:
+        with positions_box:
+            ui.table(acceptance.positions_table(curves), lines=2)
+            ui.export_buttons(curves, "acceptance per position")
 
-# --- how many tokens to draft -------------------------------------------------------------------
-st.subheader("How many tokens to draft")
-if curves.empty:
-    st.info("Needs a per-position curve (above).")
-else:
+
+def drafting_model() -> None:
+    """The modelled speedup per number of drafted tokens, from a curve and the cycle's parts."""
+    if curves.empty:
+        st.info("Needs a per-position curve (the first tab).")
+        return
     st.caption(acceptance.MODEL)
     options = [f"{v} · {o}" for v, o in curves.groupby(["variant", "origin"]).groups]
     chosen = st.selectbox("Curve", options, key="acceptance_model_curve")
@@ -104,64 +116,84 @@ else:
         st.info(f"The model needs {', '.join(missing)} for **{variant}**: nothing in this store measures "
                 f"{'it' if len(missing) == 1 else 'them'}, and no other team's figure stands in. Each box above says "
                 "how to measure it; enter a value to see the speedup per drafted token.")
-    else:
-        model = acceptance.steps_model(curve["survival"].tolist(), known["draft step"], known["verify + draft-extend"],
-                                       known["baseline step"], known["verify per extra token"])
-        best = model[model["best"]]
-        if not best.empty:
-            st.markdown(f"**{variant}**: drafting **{int(best['steps'].iloc[0])}** token(s) per cycle models best, "
-                        f"speedup {RATIO.text(best['speedup'].iloc[0])}× at τ = {ACCEPT.text(best['tokens_per_cycle'].iloc[0])} "
-                        f"(measured up to N = {len(curve)}; the model does not extrapolate beyond it).")
-        st.plotly_chart(acceptance_charts.steps_figure({variant: model}, colors), width="stretch")
-        ui.table(acceptance.steps_table(model))
+        return
+    model = acceptance.steps_model(curve["survival"].tolist(), known["draft step"], known["verify + draft-extend"],
+                                   known["baseline step"], known["verify per extra token"])
+    best = model[model["best"]]
+    if not best.empty:
+        st.markdown(f"**{variant}**: drafting **{int(best['steps'].iloc[0])}** token(s) per cycle models best, "
+                    f"speedup {RATIO.text(best['speedup'].iloc[0])}× at τ = {ACCEPT.text(best['tokens_per_cycle'].iloc[0])} "
+                    f"(measured up to N = {len(curve)}; the model does not extrapolate beyond it).")
+    st.plotly_chart(queries.figure(acceptance_charts.steps_figure, {variant: model}, colors), width="stretch")
+    ui.table(acceptance.steps_table(model))
+    ui.export_buttons(model, f"drafting model {variant} {origin}")
 
-# --- per request --------------------------------------------------------------------------------
-st.subheader("Per request")
-if distribution.empty:
-    st.info("No per-request acceptance for these variants. Ingest responses carrying vLLM `metrics.speculative_decoding`, "
-            "SGLang `meta_info` spec fields or AIPerf `spec_decode_acceptance` records.")
-else:
+
+def per_request() -> None:
+    """Each request's accept length: the spread per variant, histogram and ECDF, the lowest requests."""
+    if distribution.empty:
+        st.info("No per-request acceptance for these variants. Ingest responses carrying vLLM `metrics.speculative_decoding`, "
+                "SGLang `meta_info` spec fields or AIPerf `spec_decode_acceptance` records.")
+        return
     ui.table(acceptance.distribution_table(distribution), lines=2)
+    ui.export_buttons(distribution, "acceptance per request")
     st.caption("Sources: " + "; ".join(f"{v}: {o}" for v, o in zip(distribution["variant"], distribution["origins"], strict=True)))
-    st.plotly_chart(acceptance_charts.request_figure(request_histogram(variants), request_ecdf(variants), colors), width="stretch")
+    st.plotly_chart(queries.figure(acceptance_charts.request_figure, request_histogram(variants), request_ecdf(variants), colors),
+                    width="stretch")
     st.markdown("**Lowest-acceptance requests**")
     worst = worst_requests(variants)
     ui.table(acceptance.worst_table(worst), lines=2)
-    with st.expander("Where each of these requests was read"):
-        ui.table(acceptance.worst_places(worst), lines=2)
-    ui.export_buttons(distribution, "acceptance per request")
+    ui.export_buttons(worst, "lowest-acceptance requests")
+    places_box = sections.section("Where each of these requests was read", Keys.section_request_places)
+    if places_box.open:
+        with places_box:
+            ui.table(acceptance.worst_places(worst), lines=2)
+            ui.export_buttons(worst[[c for c in PLACES_EXPORT if c in worst]], "lowest-acceptance requests, where read")
 
-# --- per dataset --------------------------------------------------------------------------------
-st.subheader("Per dataset")
-datasets = datasets[datasets["variant"].isin(variants)]
-if datasets.empty:
-    st.info("No acceptance per dataset for these variants. Ingest benchmark records that name their dataset "
-            "(bench_serving's `dataset_name`, an EAGLE bench summary's `task`) or per-request records tagged with one.")
-else:
+
+def per_dataset() -> None:
+    """Accept length per dataset and variant, Δ against a reference."""
+    if datasets.empty:
+        st.info("No acceptance per dataset for these variants. Ingest benchmark records that name their dataset "
+                "(bench_serving's `dataset_name`, an EAGLE bench summary's `task`) or per-request records tagged with one.")
+        return
     dataset_variants = sorted(set(datasets["variant"]))
     reference = st.selectbox("Δ against", dataset_variants, key="acceptance_reference",
                              help="The reference drafter (or baseline) each cell's Δ accept length is taken against.")
     matrix = acceptance.dataset_matrix(datasets, reference)
-    st.plotly_chart(acceptance_charts.dataset_figure(matrix), width="stretch")
+    st.plotly_chart(queries.figure(acceptance_charts.dataset_figure, matrix), width="stretch")
     st.caption(f"Δ vs reference: against **{reference}**.")
     ui.table(acceptance.dataset_table(matrix), lines=2)
-    with st.expander("Where each cell comes from"):
-        ui.table(acceptance.dataset_sources(matrix), lines=2)
-    ui.export_buttons(datasets, "acceptance per dataset")
+    ui.export_buttons(matrix, f"acceptance per dataset vs {reference}")
+    cells_box = sections.section("Where each cell comes from", Keys.section_dataset_sources)
+    if cells_box.open:
+        with cells_box:
+            ui.table(acceptance.dataset_sources(matrix), lines=2)
+            ui.export_buttons(datasets, "acceptance per dataset")
     if datasets["scope"].nunique() > 1:
         st.warning(":material/warning: Not like-for-like: some figures are per run, some per request, some the "
                    "server's lifetime average (bench_serving's accept_length).")
 
-# --- Prometheus windows -------------------------------------------------------------------------
-windows = windows[windows["variant"].isin(variants)]
-if not windows.empty:
-    st.subheader("From /metrics snapshots")
+
+def per_metrics_window() -> None:
+    """Accept length per Prometheus window (only when /metrics snapshots were ingested)."""
     st.caption("Counter deltas between two snapshots are that window's figures; counters alone are totals since the "
                "server started; gauges are the engine's own averaging and are never differenced.")
     ui.table(acceptance.windows_table(windows), lines=2)
     ui.export_buttons(windows, "acceptance per metrics window")
 
+
+# The tab's label is its heading.
+readings = {"Per draft position: where the drafts die": per_position, "How many tokens to draft": drafting_model,
+            "Per request": per_request, "Per dataset": per_dataset,
+            **({"From /metrics snapshots": per_metrics_window} if not windows.empty else {})}
+for tab, show in zip(st.tabs(list(readings), key=Keys.acceptance_tab, on_change="rerun"), readings.values(), strict=True):
+    if tab.open:
+        with tab:
+            show()
+
 used = sorted(set(rates["source_id"]) | set(requested["source_id"]) | set(datasets["source_id"]) | set(windows["source_id"]))
-with st.expander("Where these numbers come from"):
+files_box = sections.section("Where these numbers come from", Keys.section_acceptance_files)
+if files_box.open:
     paths = source_paths(used)
-    st.markdown("\n".join(f"- `{source}`: `{paths.get(source, EMPTY)}`" for source in used) or EMPTY)
+    files_box.markdown("\n".join(f"- `{source}`: `{paths.get(source, EMPTY)}`" for source in used) or EMPTY)

@@ -7,7 +7,7 @@ import streamlit as st
 from dashboard import charts, queries, ui
 from dashboard.analysis import compare, definitions, frames, summary
 from dashboard.analysis.definitions import MS
-from dashboard.state import carried_params
+from dashboard.state import Keys, carried_params
 
 st.title("Where a cycle's time goes")
 store = ui.require_store()
@@ -49,7 +49,7 @@ for _, row in estimates.iterrows():
                 f"(cycle model: tokens/step ÷ tok/s), no split into phases.")
 
 if not (composition.empty and estimates.empty):
-    st.plotly_chart(charts.cycle_stack(composition, estimates), width="stretch")
+    st.plotly_chart(queries.figure(charts.cycle_stack, composition, estimates), width="stretch")
 links = st.columns(3)
 links[0].page_link("views/breakeven.py", label="Break-even with these cycle times", icon=":material/balance:",
                    query_params=carried_params())
@@ -65,11 +65,13 @@ if composition.empty:
                "time cannot be split into draft, verify and draft-extend: each bar is one rank's union of the kernels "
                "of a class over the whole trace. Classes can overlap in time (kernels on several streams), so the "
                "bars of one rank may add up to more than its busy time.")
-    st.plotly_chart(charts.trace_class_bars(whole_traces), width="stretch")
+    st.plotly_chart(queries.figure(charts.trace_class_bars, whole_traces), width="stretch")
+    files_export, classes_export = frames.trace_exports(whole_traces)
     ui.table(frames.trace_files_table(whole_traces), lines=2)
+    ui.export_buttons(files_export, "trace-files")
     ui.table(frames.kernel_classes_table(whole_traces), lines=2)
-    st.caption("Classes with no kernel in these traces are left out; span, kernel counts and every class are in the download.")
-    ui.export_buttons(whole_traces, "trace-kernel-classes")
+    st.caption("Classes with no kernel in these traces are left out; span, kernel counts and every class are in the downloads.")
+    ui.export_buttons(classes_export, "trace-kernel-classes")
     st.subheader("Top kernels")
     kernels = queries.top_kernels(selection.phases, selection.variants)
     ui.table(frames.top_kernels_table(kernels, with_phase=False), lines=3)
@@ -81,19 +83,23 @@ ui.table(frames.cycle_parts_table(composition))
 ui.export_buttons(composition, "cycle-breakdown")
 
 # --- distribution, ranks, kernels ---------------------------------------------------------------
-spread_tab, rank_tab, kernel_tab = st.tabs(["Per cycle", "Per rank", "Top kernels"])
-with spread_tab:
-    cycles = queries.cycle_distribution(selection.phases, selection.variants)
-    st.plotly_chart(charts.cycle_distribution(cycles, queries.variant_colors()), width="stretch")
-    st.caption("Every complete cycle (or baseline decode step) of every rank; at most 2,000 per variant, sampled in SQL.")
-with rank_tab:
-    ranks = queries.rank_breakdown(selection.phases, selection.variants)
-    st.plotly_chart(charts.rank_cycles(ranks), width="stretch")
-    st.caption(definitions.RANKS)
-    ui.table(frames.rank_table(ranks))
-    ui.export_buttons(ranks, "cycle-ranks")
-with kernel_tab:
-    kernels = queries.top_kernels(selection.phases, selection.variants)
-    ui.table(frames.top_kernels_table(kernels), lines=3)
-    st.caption("Per variant the 15 kernels with the most GPU time (summed durations, overlaps not merged), per rank.")
-    ui.export_buttons(kernels, "top-kernels")
+# Only the open tab runs (a tab click reruns the page): a load queries and draws one of the three.
+spread_tab, rank_tab, kernel_tab = st.tabs(["Per cycle", "Per rank", "Top kernels"], key=Keys.breakdown_tab, on_change="rerun")
+if spread_tab.open:
+    with spread_tab:
+        cycles = queries.cycle_distribution(selection.phases, selection.variants)
+        st.plotly_chart(queries.figure(charts.cycle_distribution, cycles, queries.variant_colors()), width="stretch")
+        st.caption("Every complete cycle (or baseline decode step) of every rank; at most 2,000 per variant, sampled in SQL.")
+if rank_tab.open:
+    with rank_tab:
+        ranks = queries.rank_breakdown(selection.phases, selection.variants)
+        st.plotly_chart(queries.figure(charts.rank_cycles, ranks), width="stretch")
+        st.caption(definitions.RANKS)
+        ui.table(frames.rank_table(ranks))
+        ui.export_buttons(ranks, "cycle-ranks")
+if kernel_tab.open:
+    with kernel_tab:
+        kernels = queries.top_kernels(selection.phases, selection.variants)
+        ui.table(frames.top_kernels_table(kernels), lines=3)
+        st.caption("Per variant the 15 kernels with the most GPU time (summed durations, overlaps not merged), per rank.")
+        ui.export_buttons(kernels, "top-kernels")

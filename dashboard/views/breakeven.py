@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, queries, sweep_charts, ui
+from dashboard import queries, sections, sweep_charts, ui
 from dashboard.analysis import compare, definitions, frames, summary, sweeps
 from dashboard.analysis.definitions import MS
 from dashboard.state import SESSION, Keys, carried_params
@@ -60,15 +60,12 @@ if traced:
 needs = pd.DataFrame([{"variant": r.variant, "tokens_per_step": r.tokens_per_step, "cost_ratio": r.cost_ratio}
                       for r in results if r.reason is None])
 # The sweeps of the selected variants in the selected phases (all phases when none is picked), as paths.
-sweep_points = queries.cached(sweeps.points)()
-if selection.phases:
-    sweep_points = sweep_points[sweep_points["phase"].isin(selection.phases)]
-sweep_path = sweeps.break_even_path(sweep_points)
+sweep_path = queries.cached(sweeps.phase_paths)(selection.phases)
 sweep_path = sweep_path[sweep_path["variant"].isin(selection.variants)]
 colors = queries.variant_colors()  # the store's: each variant in the colour it has on every page
-plane = charts.breakeven_plane(points, compare.ISO_SPEEDUPS, needs if not needs.empty else None, colors)
 event = st.plotly_chart(
-    sweep_charts.break_even_paths(plane, sweep_path, colors),
+    queries.figure(sweep_charts.break_even_figure, points, compare.ISO_SPEEDUPS, needs if not needs.empty else None,
+                   sweep_path, colors),
     key=Keys.breakeven_plane, on_select="rerun", selection_mode="points", width="stretch",
 )
 labels = [p.get("customdata")[0] for p in ui.selected(event, "points") if p.get("customdata") is not None]
@@ -111,11 +108,15 @@ else:
                "comes from the measured cycle instead.")
 
 where, needs_table = frames.break_even_tables(results)
+where_export, needs_export = frames.break_even_exports(results)
 st.markdown("**Where each drafter is now**")
 ui.table(where)
+ui.export_buttons(where_export, "break-even-now")
 st.markdown("**What it would need to break even** (S = 1)")
 ui.table(needs_table)
-ui.export_buttons(frames.break_even_export(results), "break-even")
-with st.expander(f"Points of the plane ({len(points)})"):
-    ui.table(frames.plane_points_table(points))
-    ui.export_buttons(points.drop(columns=["label"], errors="ignore"), "break-even-points")
+ui.export_buttons(needs_export, "break-even-needs")
+points_box = sections.section(f"Points of the plane ({len(points)})", Keys.section_plane_points)
+if points_box.open:  # the chart above shows them; the table only when asked for
+    with points_box:
+        ui.table(frames.plane_points_table(points))
+        ui.export_buttons(points.drop(columns=["label"], errors="ignore"), "break-even-points")

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard import charts, drafter_ui, queries, report, ui, variant_ui
+from dashboard import charts, drafter_ui, queries, report, sections, ui, variant_ui
 from dashboard.analysis import compare, data, definitions, frames, sampling
 from dashboard.analysis.definitions import ACCEPT, COUNT, PERCENT, TOK_S
 from dashboard.state import RUN, SESSION, Keys, carried_params
@@ -121,14 +121,15 @@ for card, label, (_, row) in zip(card_slots(len(comparison_view), cards_per_row(
 # --- charts: click a run to open it -------------------------------------------------------------
 left, right = st.columns([3, 2]) if has_baseline and len(comparison_view) > 1 else (st.container(), None)
 points_event = left.plotly_chart(
-    charts.tok_per_s_points(runs_view, comparison_view, metric_label, baseline if has_baseline else None, colors=colors),
+    queries.figure(charts.tok_per_s_points, runs_view, comparison_view, metric_label, baseline if has_baseline else None,
+                   colors=colors),
     key=Keys.compare_points, on_select="rerun", selection_mode="points", width="stretch",
 )
 thinned = sampling.run_points_note(runs_view)
 if thinned:
     left.caption(thinned)
 if right is not None:
-    right.plotly_chart(charts.delta_forest(comparison_view), width="stretch")
+    right.plotly_chart(queries.figure(charts.delta_forest, comparison_view), width="stretch")
 picked = [p.get("customdata") for p in ui.selected(points_event, "points")]
 picked = [c for c in picked if c is not None and len(c) >= 2]
 if picked:
@@ -138,21 +139,24 @@ if picked:
 shown = frames.comparison_table(comparison, has_baseline, not_like_for_like)
 st.caption("Click a row to open that variant's session. Δ colours: green faster, red slower, grey within noise. "
            "Hover a column name for its definition.")
-picked_rows = ui.comparison_tables(shown, (Keys.compare_table, Keys.compare_why))
+picked_rows = ui.comparison_tables(shown, frames.comparison_exports(comparison, not_like_for_like), "compare-variants",
+                                   (Keys.compare_table, Keys.compare_why))
 if picked_rows:
     chosen = comparison.iloc[picked_rows[0]]
     if chosen["session_ids"]:
         open_run(chosen["session_ids"][-1])
-ui.export_buttons(frames.comparison_export(comparison, not_like_for_like), "compare-variants")
 if without_throughput:
     st.caption(f"No throughput for {', '.join(without_throughput)}: no benchmark runs, bench records or server-log "
                "gen throughput lines (profiler traces are on **Breakdown**).")
+# The secondary sections below run their content only when opened (sections.section): a load draws the headline.
 sources = queries.variant_sources(selection.phases, selection.variants)
-with st.expander(f"Throughput sources ({len(sources)}) — every figure of every variant, side by side",
-                 expanded=bool((sources["basis_rank"] > 1).any())):
-    ui.table(frames.sources_table(sources, summary), lines=2)
-    st.caption(definitions.HEADLINE_ORDER)
-    ui.export_buttons(frames.sources_export(sources), "throughput-sources")
+sources_box = sections.section(f"Throughput sources ({len(sources)}) — every figure of every variant, side by side",
+                               Keys.section_sources, expanded=bool((sources["basis_rank"] > 1).any()))
+if sources_box.open:
+    with sources_box:
+        ui.table(frames.sources_table(sources, summary), lines=2)
+        st.caption(definitions.HEADLINE_ORDER)
+        ui.export_buttons(frames.sources_export(sources), "throughput-sources")
 if accept.empty:
     st.caption("No accept length: no server log is linked to these sessions. Ingest each variant's server log with the "
                "same `--phase`/`--variant` (or in the same `specdash ingest` call as its benchmark).")
@@ -182,7 +186,10 @@ elif not has_baseline:
     verdict = "⚠ throughput from different sources: not comparable" if mixed_bases else "pick a baseline"
 else:
     verdict = "✓ like-for-like"
-with st.expander(f"Comparability check: {verdict}", expanded=bool(blocking) or (not has_baseline and mixed_bases)):
+
+
+def comparability_details() -> None:
+    """What the check found: the verdict's reason, the differing settings, the drafters' own differences."""
     if not has_baseline:
         st.caption("Pick a baseline to check configs and sources against it.")
         if mixed_bases:
@@ -204,11 +211,23 @@ with st.expander(f"Comparability check: {verdict}", expanded=bool(blocking) or (
     if not between.empty:
         st.caption("Speculation settings that differ between the drafters (matters when comparing drafters with each other):")
         ui.table(frames.drafter_table(between))
+        ui.export_buttons(between, "drafter-settings")
     st.caption(definitions.LIKE_FOR_LIKE + " Per-run config diffs with a diff-only toggle are on the Run page.")
+
+
+# Open by itself when the check found something to warn about; else the verdict in its label says it all.
+comparability_box = sections.section(f"Comparability check: {verdict}", Keys.section_comparability,
+                                     expanded=bool(blocking) or (not has_baseline and mixed_bases))
+if comparability_box.open:
+    with comparability_box:
+        comparability_details()
 
 # --- runs: click one to open it -----------------------------------------------------------------
 RUNS_TABLE_SHOWN_UP_TO = 5000  # beyond, the table waits for a click: the browser takes a second per 50,000 rows
-with st.expander(f"Measured runs ({int((~runs['is_warmup']).sum())}) — click one to open it"):
+
+
+def measured_runs() -> None:
+    """Every measured run of the selection, a row click opening it; the downloads hold every run."""
     measured = runs[~runs["is_warmup"]].reset_index(drop=True)
     if measured.empty:
         st.caption("No benchmark runs: these variants' throughput comes from bench records or server-log lines "
@@ -223,6 +242,12 @@ with st.expander(f"Measured runs ({int((~runs['is_warmup']).sum())}) — click o
             picked_run = measured.iloc[run_rows[0]]
             open_run(picked_run["session_id"], int(picked_run["run_index"]))
     ui.export_buttons(queries.loader(data.runs, selection.phases, selection.variants), "runs")
+
+
+runs_box = sections.section(f"Measured runs ({int((~runs['is_warmup']).sum())}) — click one to open it", Keys.section_runs)
+if runs_box.open:
+    with runs_box:
+        measured_runs()
 
 # --- share --------------------------------------------------------------------------------------
 st.subheader("Share")
@@ -246,5 +271,6 @@ with right:
                  icon=":material/stacked_bar_chart:", query_params=carried_params())
 st.caption(f"Permalink to this view: `{link}`")
 
-with st.expander("Definitions"):
-    st.markdown("\n".join(f"- {text}" for text in definitions.ALL))
+definitions_box = sections.section("Definitions", Keys.section_definitions)
+if definitions_box.open:
+    definitions_box.markdown("\n".join(f"- {text}" for text in definitions.ALL))

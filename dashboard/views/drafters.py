@@ -1,9 +1,10 @@
 """Drafters: is each drafter wired to the right target tokens? Verdicts on its d2t/t2d mapping, and two mappings compared."""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
-from dashboard import drafter_frames, drafter_ui, ui
+from dashboard import drafter_frames, drafter_ui, queries, ui
 from dashboard.analysis import drafters
 from dashboard.analysis.definitions import COUNT
 
@@ -44,6 +45,7 @@ else:
     st.caption("The share of generated tokens a draft vocabulary holds at all: an upper bound on acceptance at every "
                "draft position (a token outside it is never proposed).")
     ui.table(drafter_frames.coverage_table(covered))
+    ui.export_buttons(covered, "drafter-coverage")
 
 # --- two mappings compared ----------------------------------------------------------------------
 st.subheader("Two mappings compared")
@@ -83,4 +85,5 @@ jaccard.metric("Jaccard (shared ÷ union)", drafters.JACCARD.number(c.jaccard))
 by_position, by_set = c.sentences()
 st.markdown(f"- {by_position}\n- {by_set}")
 ui.table(drafter_frames.comparison_table(c))
-st.plotly_chart(drafter_frames.divergence_chart(found.divergence, c), width="stretch")
+ui.export_buttons(pd.DataFrame([c.record()]), f"mappings {c.name_a} vs {c.name_b}")
+st.plotly_chart(queries.figure(drafter_frames.divergence_chart, found.divergence, c), width="stretch")

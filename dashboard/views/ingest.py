@@ -5,7 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import label_ui, queries, ui, uploads
+from dashboard import label_ui, queries, sections, ui, uploads
 from dashboard.analysis import frames
 from dashboard.state import Keys
 from ingest.registry import registered_formats
@@ -18,8 +18,12 @@ st.caption(
     f"`.txt`, `.out`, `.gz`), up to {limit_mb} MB per file (`specdash serve --max-upload-mb`). The format is detected from "
     "the content, exactly as `specdash ingest` does; files uploaded together are linked like files of one CLI call."
 )
-with st.expander("Formats read, each with an example line (what `specdash formats` lists)"):
-    ui.table(frames.formats_table(registered_formats()), lines=3)
+formats_box = sections.section("Formats read, each with an example line (what `specdash formats` lists)", Keys.section_formats)
+if formats_box.open:
+    with formats_box:
+        formats = frames.formats_table(registered_formats())
+        ui.table(formats, lines=3)
+        ui.export_buttons(formats, "formats")
 
 
 

@@ -42,7 +42,7 @@ accept = queries.accept_length([], variants, by="phase").fillna({"phase": NO_PHA
 trends = compare.phase_trends(summary, accept, phase_order, metric) if not summary.empty else pd.DataFrame()
 
 # --- timeline -----------------------------------------------------------------------------------
-st.plotly_chart(charts.phase_timeline(overview, decisions), width="stretch")
+st.plotly_chart(queries.figure(charts.phase_timeline, overview, decisions), width="stretch")
 
 
 HEADLINE_CHARACTERS = 100  # what three wrapped lines of the column hold; the trends table below has every variant
@@ -86,6 +86,7 @@ if trends.empty:
 if len(set(trends["phase"])) < 2:
     st.info("Only one phase has runs of these variants so far: each line becomes a trend once a second phase is ingested "
             "(`specdash ingest DIR --phase phase-1`).")
-st.plotly_chart(charts.phase_trends(trends, phase_order, compare.METRIC_LABELS[metric], queries.variant_colors()), width="stretch")
+st.plotly_chart(queries.figure(charts.phase_trends, trends, phase_order, compare.METRIC_LABELS[metric], queries.variant_colors()),
+                width="stretch")
 ui.table(frames.trends_table(trends), lines=2)
 ui.export_buttons(trends, "phase-trends")

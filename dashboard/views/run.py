@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import acceptance_charts, charts, queries, ui
+from dashboard import acceptance_charts, charts, queries, sections, ui
 from dashboard.analysis import (
     acceptance,
     compare,
@@ -34,6 +34,9 @@ WHOLE_SESSION = "all"
 WINDOW_MARGIN = pd.Timedelta(seconds=5)
 RAW_LINES_BEFORE_SCROLL = 12
 POSITION_THRESHOLD = 0.5  # the Acceptance page's default conditional-rate threshold
+# What the server log says per run (frames.run_log_table's figures), under the store's names.
+LOG_EXPORT = ["run_index", "is_warmup", "started_at", "ended_at", "tokens_per_step", "accepted_drafts_per_step",
+              "log_gen_throughput", "decode_lines"]
 
 st.title("Run drill-down")
 store = ui.require_store()
@@ -97,16 +100,32 @@ if session["origin"] != "benchmark":
     if not figures.empty:
         ui.table(frames.sources_table(figures, figures.iloc[:1]), lines=2)
         st.caption(definitions.HEADLINE_ORDER)
+        ui.export_buttons(frames.sources_export(figures), f"throughput-sources-{session_id}")
     record = queries.bench_record(session_id)
     if not record.empty:
         ui.table(frames.record_table(record.iloc[0]))
+        ui.export_buttons(record, f"bench-record-{session_id}")
     if session["origin"] == "trace_set":
         traces = queries.trace_overview([session["phase"]] if session["phase"] else [], [session["variant"]])
+        files_export, classes_export = frames.trace_exports(traces)
         ui.table(frames.trace_files_table(traces), lines=2)
+        ui.export_buttons(files_export, f"trace-files-{session_id}")
         ui.table(frames.kernel_classes_table(traces), lines=2)
+        ui.export_buttons(classes_export, f"trace-kernel-classes-{session_id}")
         st.page_link("views/breakdown.py", label="Open these traces on Breakdown", icon=":material/stacked_bar_chart:",
                      query_params={**carried_params(), VARIANTS.url: [session["variant"]],
                                    **({PHASES.url: [session["phase"]]} if session["phase"] else {})})
+
+def raw_lines(window: rawlog.RawWindow, search: str) -> None:
+    """A window's raw lines that match ``search`` (all without one), numbered, with how many match."""
+    hits = rawlog.matching(window.lines, search)
+    st.caption(f"{COUNT.text(len(hits))} of {COUNT.text(len(window.lines))} lines"
+               + (f" match “{search}”" if search else "")
+               + (f" · capped at {COUNT.text(rawlog.MAX_LINES)} lines" if window.truncated else ""))
+    # Wrapped, so a long stats line is read whole; a short window takes only the room it needs.
+    st.code(rawlog.as_text(hits) or "(no matching lines)", language=None, wrap_lines=True,
+            height=360 if len(hits) > RAW_LINES_BEFORE_SCROLL else "content")
+
 
 # --- runs ---------------------------------------------------------------------------------------
 def highlight(row: pd.Series) -> list[str]:
@@ -153,12 +172,13 @@ else:
     if series.empty:
         st.info("The linked log has no timestamped decode lines in this session's time window.")
     else:
-        st.plotly_chart(charts.decode_window(series, runs, prefill, selected_run), width="stretch")
+        st.plotly_chart(queries.figure(charts.decode_window, series, runs, prefill, selected_run), width="stretch")
         if int(series["lines"].sum()) > len(series):
             st.caption(f"{COUNT.text(series['lines'].sum())} decode lines averaged into {COUNT.text(len(series))} points (in SQL).")
     if not runs.empty:
         st.markdown("**Inside each run's time window**")
         ui.table(frames.run_log_table(runs))
+        ui.export_buttons(runs[[c for c in LOG_EXPORT if c in runs]], f"runs-in-log-{session_id}")
 
     # raw lines of the window, read back from the file
     mine = windows if selected_run is None else windows[(windows["run_index"] == selected_run) & ~windows["is_warmup"]]
@@ -168,22 +188,23 @@ else:
     LOG_SEARCH.publish()
     if mine.empty:
         st.caption("No decode lines inside this window, so there is no line range to show.")
-    for (path, size), group in mine.groupby(["path", "size_bytes"], dropna=False):
+    search = st.session_state[LOG_SEARCH.key]
+    for index, ((path, size), group) in enumerate(mine.groupby(["path", "size_bytes"], dropna=False)):
         window = queries.raw_window(path, None if pd.isna(size) else int(size),
                                     int(group["first_line_no"].min()), int(group["last_line_no"].max()))
         what = f"run {selected_run}" if selected_run is not None else "the session's runs"
-        st.markdown(f"**Raw lines {COUNT.text(window.first)}–{COUNT.text(window.last)}** of `{Path(path).name}` ({what}, "
-                    f"with {rawlog.CONTEXT_LINES} lines of context)")
+        heading = (f"**Raw lines {COUNT.text(window.first)}–{COUNT.text(window.last)}** of `{Path(path).name}` ({what}, "
+                   f"with {rawlog.CONTEXT_LINES} lines of context)")
         if window.problem:
+            st.markdown(heading)
             st.warning(window.problem)
             continue
-        hits = rawlog.matching(window.lines, st.session_state[LOG_SEARCH.key])
-        st.caption(f"{COUNT.text(len(hits))} of {COUNT.text(len(window.lines))} lines"
-                   + (f" match “{st.session_state[LOG_SEARCH.key]}”" if st.session_state[LOG_SEARCH.key] else "")
-                   + (f" · capped at {COUNT.text(rawlog.MAX_LINES)} lines" if window.truncated else ""))
-        # Wrapped, so a long stats line is read whole; a short window takes only the room it needs.
-        st.code(rawlog.as_text(hits) or "(no matching lines)", language=None, wrap_lines=True,
-                height=360 if len(hits) > RAW_LINES_BEFORE_SCROLL else "content")
+        # The lines only when asked for (highlighting a few hundred lines is the page's slowest drawing); a search
+        # opens them, so a link with one shows its matches.
+        lines_box = sections.section(heading, f"{Keys.section_raw_lines}_{index}", expanded=bool(search))
+        if lines_box.open:
+            with lines_box:
+                raw_lines(window, search)
 
 # --- acceptance per draft position: vLLM's per-position lines inside this window ---------------------
 positions = queries.session_positions(session_id, selected_run)
@@ -198,8 +219,10 @@ if not position_curve.empty:
                f"✕ = the first position whose P(k | k−1) is below {SHARE.text(POSITION_THRESHOLD)}. {acceptance.CONDITIONAL}")
     marks = {(v, o): acceptance.first_below(c, POSITION_THRESHOLD)
              for (v, o), c in position_curve.groupby(["variant", "origin"])}
-    st.plotly_chart(acceptance_charts.position_figure(position_curve, POSITION_THRESHOLD, marks, queries.variant_colors()), width="stretch")
+    st.plotly_chart(queries.figure(acceptance_charts.position_figure, position_curve, POSITION_THRESHOLD, marks, queries.variant_colors()),
+                    width="stretch")
     ui.table(acceptance.positions_table(position_curve).drop(columns=["variant", "acceptance source"]))
+    ui.export_buttons(position_curve, f"acceptance-per-position-{session_id}")
     st.page_link("views/acceptance.py", label=f"{session['variant']} on the Acceptance page (every source, per request, "
                  "per dataset, how many tokens to draft)", icon=":material/target:",
                  query_params={ACCEPTANCE_VARIANTS.url: session["variant"]})
@@ -241,13 +264,11 @@ else:
     key_first = table.assign(_key=~table["setting"].isin(compare.KEY_SETTINGS)).sort_values(["_key", "setting"]).drop(columns="_key")
     ui.table(key_first, lines=2)
     ui.export_buttons(key_first, f"config-{session_id}")
-    with st.expander("All server arguments (JSON)"):
-        st.json(args)
+    arguments_box = sections.section("All server arguments (JSON)", Keys.section_server_args)
+    if arguments_box.open:
+        arguments_box.json(args)
 
 # --- provenance ---------------------------------------------------------------------------------
-st.subheader("Provenance")
-
-
 def on_disk(path: str, size: int | None) -> str:
     file = Path(path)
     if not file.is_file():
@@ -263,7 +284,13 @@ provenance = pd.concat([
         ["role", "path", "kind", "sha256", "size_bytes", "ingested_at", "linked by"]] if not other_logs.empty else None,
 ])
 provenance.insert(2, "on disk", [on_disk(p, None if pd.isna(s) else int(s)) for p, s in zip(provenance["path"], provenance["size_bytes"], strict=True)])
-folder, files = frames.provenance_table(provenance)
-st.caption(f"Files under `{folder}`" if folder else "Files (whole paths in the download):")
-ui.table(files, lines=2)
-ui.export_buttons(provenance, f"provenance-{session_id}")
+# Open by itself when a file is gone or changed since ingest: then it says which.
+moved = int((provenance["on disk"] != "present").sum())
+provenance_box = sections.section(f"Provenance: the {len(provenance)} file(s) behind this session"
+                                  + (f" ({moved} not as ingested)" if moved else ""), Keys.section_provenance, expanded=moved > 0)
+if provenance_box.open:
+    with provenance_box:
+        folder, files = frames.provenance_table(provenance)
+        st.caption(f"Files under `{folder}`" if folder else "Files (whole paths in the download):")
+        ui.table(files, lines=2)
+        ui.export_buttons(provenance, f"provenance-{session_id}")

@@ -6,6 +6,7 @@ import streamlit as st
 from dashboard import queries, sweep_charts, ui, variant_ui
 from dashboard.analysis import sweeps
 from dashboard.analysis.definitions import RATIO, SWEEP_NO_CONFIG, SWEEP_NO_X
+from dashboard.state import Keys
 
 DEFINITIONS = (f"{sweeps.SPEEDUP} {sweeps.CROSSOVER} τ = accept length (tokens per verify step, bonus included). "
                f"{sweeps.STEP_TIME} {sweeps.COST} See docs/metrics.md, 'Sweeps'.")
@@ -27,33 +28,29 @@ ui.demo_note(store)
 st.caption("Where speculation pays: speedup against batch size or concurrency, relative to the baseline measured "
            "at the same batch.")
 
-everything = sweeps.apart_by_model(queries.cached(sweeps.points)())
-if everything.empty:
+overview = queries.cached(sweeps.overview)()
+if overview.empty:
     st.info(EMPTY_HINT)
     st.stop()
 
-overview = sweeps.sweep_overview(everything)
 names = overview["sweep"].tolist()
 wanted = st.query_params.get("sweep")
 sweep = st.selectbox("Sweep", names, index=names.index(wanted) if wanted in names else 0,
                      help="One sweep = one model × benchmark (or one pasted table / JSONL file / group of bench records).")
 st.query_params["sweep"] = sweep
-part = everything[everything["sweep"] == sweep]
+analysed = queries.cached(sweeps.view)(sweep)  # the sweep's analysis, once per store change
+part, x, pooled, spec, base = analysed.part, analysed.x, analysed.pooled, analysed.spec, analysed.base
 info = overview.set_index("sweep").loc[sweep]
-x = sweeps.x_axis(part)
 source = ", ".join(sorted({p.rsplit("/", 1)[-1] for p in part["path"].dropna()}))
 st.caption(f"Source: `{source}` ({info['origin']}) · throughput: {info['kinds']} · "
            f"{sweeps.X_AXES[x]}: {info['x_values']}")
 if "modelled from step time" in info["kinds"]:
     st.warning("This sweep's tok/s is **modelled**: bench_speculative.py's `speed` = accept length ÷ the server's p20 "
                "step time (per request), not wall-clock throughput.", icon=":material/info:")
-pooled = sweeps.pooled_files(part)
-for note in [*sweeps.like_for_like(part), *filter(None, [pooled, sweeps.left_out(part, x)])]:
+for note in analysed.notes:
     st.warning(note, icon=":material/warning:")
 variant_ui.origins_note([], sorted(part["variant"].dropna().unique()))
 
-spec = sweeps.with_speedup(sweeps.placed(part, x), x, within_file=pooled is not None)
-base = sweeps.baseline_steps(sweeps.placed(part, x), x)
 if spec.empty:
     st.info("This sweep holds baseline points only: ingest the speculative runs of the same sweep to see a speedup.")
     st.stop()
@@ -74,7 +71,7 @@ else:
     found = sweeps.crossovers(curve, x)
     left, right = st.columns([3, 2])
     left.markdown(f"**Speedup against {sweeps.X_AXES[x]}**")
-    left.plotly_chart(sweep_charts.speedup_chart(curve, x, found, colors), width="stretch")
+    left.plotly_chart(queries.figure(sweep_charts.speedup_chart, curve, x, found, colors), width="stretch")
     with right:
         st.markdown("**Where speculation stops paying**")
         for cross in found:
@@ -91,34 +88,50 @@ else:
                 st.markdown(f"- **{cross.variant}**: {STATUS[cross.status].format(x=sweeps.X_AXES[x])}.")
         st.caption(DEFINITIONS)
 
-# --- the cause: acceptance or cycle cost ---------------------------------------------------------
-st.subheader("Accept length and step time")
-st.plotly_chart(sweep_charts.cause_chart(curve, base, x, colors), width="stretch")
-if info["has_baseline"] and curve["cost_ratio"].notna().any():
+# --- the cause, the (τ, r) path and the config grid: a tab each; only the open one runs ---------------------
+
+
+def cause() -> None:
+    """Accept length and step time against the batch: whether acceptance or the cycle's cost moves the speedup."""
+    st.plotly_chart(queries.figure(sweep_charts.cause_chart, curve, base, x, colors), width="stretch")
+
+
+def path() -> None:
+    """Each point as (τ, r), the batch growing along the path: below the diagonal speculation pays."""
     st.caption(f"Each point as (τ, r), markers growing with the {sweeps.X_AXES[x]}: below the diagonal speculation pays. r is " +
                ("modelled from the server's p20 step time." if (curve["r_from"].str.startswith("modelled")).all()
                 else "estimated from tok/s and accept length (cycle model), not a measured step time."))
-    st.plotly_chart(sweep_charts.path_chart(curve, x, colors), width="stretch")
+    st.plotly_chart(queries.figure(sweep_charts.path_chart, curve, x, colors), width="stretch")
 
-# --- the config grid ---------------------------------------------------------------------------
-st.subheader("Config grid: steps × topk × draft tokens")
-variants = sorted(spec["variant"].unique())
-cols = st.columns(2)
-variant = cols[0].selectbox("Variant", variants)
-values = sorted(spec.loc[spec["variant"] == variant, x].dropna().unique())
-value = cols[1].selectbox(sweeps.X_AXES[x].capitalize(), values, format_func=lambda v: f"{float(v):g}")
-cells = sweeps.grid(spec, x, value, variant) if value is not None else spec.iloc[0:0]
-if cells.empty:
-    st.info(SWEEP_NO_X.format(variant=variant, axis=sweeps.X_AXES[x]))
-else:
+
+def config_grid() -> None:
+    """Speedup (or tok/s) of every steps × topk × draft-tokens config of one variant at one batch."""
+    variants = sorted(spec["variant"].unique())
+    cols = st.columns(2)
+    variant = cols[0].selectbox("Variant", variants)
+    values = sorted(spec.loc[spec["variant"] == variant, x].dropna().unique())
+    value = cols[1].selectbox(sweeps.X_AXES[x].capitalize(), values, format_func=lambda v: f"{float(v):g}")
+    cells = sweeps.grid(spec, x, value, variant) if value is not None else spec.iloc[0:0]
+    if cells.empty:
+        st.info(SWEEP_NO_X.format(variant=variant, axis=sweeps.X_AXES[x]))
+        return
     by_speedup = bool(cells["speedup"].notna().any())
     title = (f"{variant} at {sweeps.X_AXES[x]} {float(value):g}: "
              + ("speedup vs baseline" if by_speedup else "tok/s (no baseline)"))
-    st.plotly_chart(sweep_charts.grid_chart(cells, by_speedup, title), width="stretch")
+    st.plotly_chart(queries.figure(sweep_charts.grid_chart, cells, by_speedup, title), width="stretch")
     st.caption("★ marks the best config; hover a cell for its accept length and step time. An empty cell was not measured."
                + (f" {SWEEP_NO_CONFIG}" if sweeps.config_unknown(cells) else ""))
 
-best = sweeps.best_per_x(spec, x)
+
+has_path = bool(info["has_baseline"] and curve["cost_ratio"].notna().any())  # r needs a baseline at the same batch
+views = {"Accept length and step time": cause, **({"Each point as (τ, r)": path} if has_path else {}),
+         "Config grid: steps × topk × draft tokens": config_grid}
+for tab, show in zip(st.tabs(list(views), key=Keys.sweeps_tab, on_change="rerun"), views.values(), strict=True):
+    if tab.open:
+        with tab:
+            show()
+
+best = analysed.best
 st.markdown(f"**Best config at each {sweeps.X_AXES[x]}**")
 st.caption(f"{sweeps.STEP_TIME} Step times here: {', '.join(sorted(best['cycle_from'].unique()))}.")
 ui.table(sweeps.best_table(best, x))
