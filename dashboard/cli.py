@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+from dashboard.check_cli import add_check_command
+from dashboard.runner.command import add_bench_command
 from ingest import cli as store_cli
 from ingest.errors import DecisionError, NoStore, SpecdashError, StoreError
 from ingest.storage import store
@@ -336,6 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
     decide.add_argument("--list", action="store_true", help="list the ledger (stale decisions marked) instead")
     decide.add_argument("--show", metavar="ID", help="print an existing decision's Markdown summary instead")
     decide.set_defaults(func=cmd_decide)
+
+    add_bench_command(sub, db_help)
+    add_check_command(sub, db_help)
 
     drafters = sub.add_parser("drafters", help="EAGLE-3 drafter checkpoints: compare two vocabulary mappings")
     drafters_sub = drafters.add_subparsers(dest="drafters_command", required=True)

@@ -92,12 +92,13 @@ def test_the_analysis_layer_imports_only_itself_ingest_and_libraries() -> None:
 
 def test_ui_free_modules_outside_the_analysis_layer_are_the_entry_points_and_app_support() -> None:
     """A UI-free module left at ``dashboard/``'s top is an entry point (the CLI, the demo builder) or
-    supports the app process (uploads, memory, raw log lines); anything else belongs in the analysis layer."""
+    supports the app process (uploads, memory, raw log lines); anything else belongs in the analysis layer.
+    ``check_cli.py`` is the ``specdash check`` command, which ``cli.py`` adds to its parser."""
     ui_free = {
         path.name for path in (ROOT / "dashboard").glob("*.py")
         if not {"streamlit", "plotly"} & imported_packages(path)
     }
-    assert ui_free == {"__init__.py", "__main__.py", "cli.py", "demo.py", "uploads.py", "memory.py"}
+    assert ui_free == {"__init__.py", "__main__.py", "cli.py", "check_cli.py", "demo.py", "uploads.py", "memory.py"}
 
 
 def ingest_import_graph() -> dict[str, set[str]]:
@@ -153,3 +154,9 @@ def test_ingest_is_grouped_by_role() -> None:
     families = {path.name for path in (ROOT / "ingest" / "parsers").iterdir() if (path / "__init__.py").exists()}
     assert families == {"bench", "drafters", "logs", "metrics", "sglang", "traces", "vllm"}
     assert [path.name for path in (ROOT / "ingest" / "parsers").glob("*.py")] == ["__init__.py"]
+
+
+def test_the_benchmark_runner_imports_no_ui() -> None:
+    """``specdash bench`` runs on a GPU host without the app: its package never loads streamlit or plotly."""
+    runner = sorted((ROOT / "dashboard" / "runner").glob("*.py"))
+    assert runner and all(not {"streamlit", "plotly"} & imported_packages(path) for path in runner)

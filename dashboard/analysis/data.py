@@ -325,6 +325,16 @@ def variant_sources(
     )
 
 
+def session_headlines(db_path: str | Path, session_list: Sequence[str]) -> pd.DataFrame:
+    """``variant_summary``'s columns per session: each session's own headline, as Compare would show it alone
+    (``specdash check`` compares two sessions of one variant). An empty ``session_list`` means every session."""
+    return frame(
+        db_path, SOURCE_FIGURES,
+        {**scope((), (), session_list), "by_phase": True, "by_session": True, "headline_only": True,
+         "with_benchmark": True},
+    )
+
+
 def session_summary(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
     """Per session, its headline throughput (as variant_summary): both means and n, for the break-even points.
 

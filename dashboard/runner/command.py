@@ -1,0 +1,219 @@
+"""``specdash bench URL``: run the team's procedure against a server, write the session, ingest it.
+
+Order of a session: wait until the server serves a model; record what its optional endpoints say
+(server config, version); warm-ups; a ``/metrics`` snapshot; the profiler started (``--profile``);
+the measured runs; the profiler stopped; a second snapshot. The snapshots bracket the measured
+runs alone, so the store's window between them holds their counters and nothing of the warm-ups.
+
+Nothing is written until every measured run has finished (or Ctrl-C stopped them): a failure
+anywhere before that leaves no file and nothing in the store.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from dashboard.runner import client, session
+from dashboard.runner.client import BenchError
+from dashboard.runner.procedure import (
+    BUILT_IN_PROMPTS,
+    Plan,
+    Run,
+    RunHook,
+    measured_runs,
+    run_warmups,
+)
+from dashboard.runner.session import Session, Snapshot
+from ingest.pipeline import FileReport, ingest_paths
+from ingest.storage import store
+
+INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT, as `specdash ingest` returns
+SERVER_INFO_PATHS = ("/get_server_info", "/server_info")  # SGLang, before and after the rename
+
+
+def add_bench_command(sub: argparse._SubParsersAction, db_help: str) -> None:
+    """The ``bench`` subcommand, on any program's parser."""
+    bench = sub.add_parser(
+        "bench", help="benchmark an OpenAI-compatible server (warm-ups, measured runs) and ingest the session",
+        description="Wait until URL serves a model, run warm-ups and measured streaming runs, write the canonical "
+        "benchmark JSON (specdash.bench/1) with /metrics snapshots beside it, and ingest them (docs/runner.md).",
+    )
+    bench.add_argument("url", help="the server, e.g. http://127.0.0.1:30000 (…/v1 or a full endpoint URL also work)")
+    bench.add_argument("--phase", help="phase label, e.g. phase-0")
+    bench.add_argument("--variant", help="variant label, e.g. k2-drafter (default: what the store derives)")
+    bench.add_argument("--db", help=db_help)
+    bench.add_argument("--model", help="the served model to benchmark (default: the only one served)")
+    bench.add_argument("--api", choices=sorted(client.API_PATHS), default="completions",
+                       help="/v1/completions (default) or /v1/chat/completions")
+    bench.add_argument("--warmup", type=int, default=2, metavar="N", help="warm-up runs (default 2)")
+    bench.add_argument("--runs", type=int, default=5, metavar="N", help="measured runs (default 5)")
+    bench.add_argument("--concurrency", type=int, default=1, metavar="N", help="measured requests in flight (default 1)")
+    bench.add_argument("--max-tokens", type=int, default=2048, metavar="N", help="max_tokens of every run (default 2048)")
+    bench.add_argument("--prompts", metavar="FILE",
+                       help='prompts, one per line, or JSONL with "prompt" (default: a built-in set of short prompts)')
+    bench.add_argument("--no-ignore-eos", dest="ignore_eos", action="store_false",
+                       help="do not send ignore_eos: runs may stop early at an end-of-sequence token")
+    bench.add_argument("--seed", type=int, default=0, help="sampling seed sent with every request and recorded (default 0)")
+    bench.add_argument("--ready-timeout", type=float, default=600.0, metavar="SECONDS",
+                       help="how long to wait for the server to serve a model (default 600)")
+    bench.add_argument("--request-timeout", type=float, default=600.0, metavar="SECONDS",
+                       help="the longest silence within one request before it fails (default 600)")
+    bench.add_argument("--profile", action="store_true",
+                       help="call SGLang's /start_profile and /stop_profile around the measured runs")
+    bench.add_argument("--out", metavar="FILE",
+                       help="the JSON to write (default: ./specdash-bench-<variant or model>-<UTC time>.json)")
+    bench.add_argument("--no-ingest", dest="ingest", action="store_false", help="only write the files")
+    bench.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    return run_bench(args)
+
+
+def run_bench(args: argparse.Namespace, on_run: RunHook | None = None, out: TextIO | None = None) -> int:
+    """The command; ``on_run`` sees each finished run (tests interrupt through it)."""
+    shown = out or sys.stdout
+    check_counts(args)
+    prompts = load_prompts(Path(args.prompts)) if args.prompts else BUILT_IN_PROMPTS
+    root = client.server_root(args.url)
+    try:
+        plan = ready_plan(args, root, tuple(prompts))
+        note(f"benchmarking {plan.model} at {plan.endpoint}: {plan.warmup} warm-ups, {plan.runs} runs of "
+             f"{plan.max_tokens:,} tokens, concurrency {plan.concurrency}")
+        recorded, snapshots = run_session(args, plan, chained(progress_line(plan), on_run))
+    except KeyboardInterrupt:
+        note("interrupted before the measured runs: nothing written")
+        return INTERRUPTED
+    return finish(args, recorded, snapshots, shown)
+
+
+def ready_plan(args: argparse.Namespace, root: str, prompts: tuple[str, ...]) -> Plan:
+    """Wait for the server, pick its model, and fix what every request will be."""
+    served = client.wait_until_ready(root, args.ready_timeout)
+    return Plan(
+        root=root, api=args.api, model=client.pick_model(root, served, args.model), prompts=prompts,
+        max_tokens=args.max_tokens, warmup=args.warmup, runs=args.runs, concurrency=args.concurrency,
+        ignore_eos=args.ignore_eos, seed=args.seed, timeout_s=args.request_timeout,
+    )
+
+
+def check_counts(args: argparse.Namespace) -> None:
+    for name, least in (("warmup", 0), ("runs", 1), ("concurrency", 1), ("max_tokens", 1)):
+        if getattr(args, name) < least:
+            flag = "--" + name.replace("_", "-")
+            raise BenchError(None, f"{flag} {getattr(args, name)}: must be at least {least}", hint=f"pass {flag} N")
+
+
+def load_prompts(path: Path) -> list[str]:
+    """One prompt per line, or JSONL records with ``"prompt"``; blank lines are skipped."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise BenchError(path, f"cannot read the prompts ({error})", hint="pass --prompts with a UTF-8 text file") from error
+    numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+    if not numbered:
+        raise BenchError(path, "no prompts in the file", hint="one prompt per line, or JSONL with \"prompt\"")
+    if numbered[0][1].lstrip().startswith("{"):
+        return [jsonl_prompt(path, number, line) for number, line in numbered]
+    return [line for _, line in numbered]
+
+
+def jsonl_prompt(path: Path, number: int, line: str) -> str:
+    try:
+        record = json.loads(line)
+    except ValueError as error:
+        raise BenchError(path, f"not a JSON line ({error})", line=number, hint="fix the line, or write plain prompts one per line") from None
+    if not isinstance(record, dict) or not isinstance(record.get("prompt"), str):
+        raise BenchError(path, 'a JSONL record needs a "prompt" string', line=number, hint='e.g. {"prompt": "Write a story"}')
+    return str(record["prompt"])
+
+
+def run_session(args: argparse.Namespace, plan: Plan, on_run: RunHook) -> tuple[Session, tuple[Snapshot | None, Snapshot | None]]:
+    server = server_answers(plan.root)
+    started_at = client.utc_now()
+    warmups = run_warmups(plan, on_run)
+    before = metrics_snapshot(plan.root, server, "before")
+    profile = {"requested": True, "start": client.optional(plan.root, "POST", "/start_profile").record()} if args.profile else None
+    runs, interrupted = measured_runs(plan, on_run)
+    if profile is not None:
+        profile["stop"] = client.optional(plan.root, "POST", "/stop_profile").record()
+    after = metrics_snapshot(plan.root, server, "after")
+    recorded = Session(plan=plan, phase=args.phase, variant=args.variant, started_at=started_at, warmups=warmups,
+                       runs=runs, incomplete=interrupted, server=server, profile=profile)
+    return recorded, (before, after)
+
+
+def server_answers(root: str) -> dict[str, Any]:
+    """The engine's config and version where it offers them: SGLang's server info (server args, internal
+    states with its average accept length, version); vLLM's and llama.cpp's ``/version`` where present."""
+    return {
+        "server_info": client.first_offered(root, SERVER_INFO_PATHS).record(),
+        "version": client.optional(root, "GET", "/version").record(),
+    }
+
+
+def metrics_snapshot(root: str, server: dict[str, Any], when: str) -> Snapshot | None:
+    """``/metrics`` as Prometheus text, with its status noted in ``server``; None where there is none."""
+    taken_at = client.utc_now()
+    answer = client.optional(root, "GET", "/metrics")
+    status = {key: value for key, value in answer.record().items() if key != "answer"}
+    server[f"metrics_{when}"] = status
+    if not answer.ok:
+        return None
+    text = answer.body.decode("utf-8", errors="replace")
+    if text.lstrip()[:1] in ("{", "["):  # TensorRT-LLM answers JSON iteration stats, which no format reads as a snapshot
+        status["note"] = "JSON, not Prometheus text: not saved"
+        return None
+    return Snapshot(text, taken_at)
+
+
+def finish(args: argparse.Namespace, recorded: Session, snapshots: tuple[Snapshot | None, Snapshot | None], shown: TextIO) -> int:
+    """Write the session (and its snapshots), print its table, ingest it; 130 when it was interrupted."""
+    if not recorded.runs:
+        note("interrupted before any measured run finished: nothing written")
+        return INTERRUPTED
+    out = Path(args.out) if args.out else session.default_out_path(recorded.variant, recorded.plan.model, recorded.started_at)
+    metrics_files = session.write_snapshots(out, *snapshots)
+    session.write_document(out, session.document(recorded, metrics_files))
+    print("\n".join(session.table_lines(recorded.runs)), file=shown)
+    print(f"wrote {out}" + (f" and {len(metrics_files)} /metrics snapshots in {metrics_files[0].parent}" if metrics_files else ""),
+          file=shown)
+    failed = ingest_session(args, [out, *metrics_files], shown) if args.ingest else False
+    if recorded.incomplete:
+        note(f"interrupted: kept {len(recorded.runs)} of {recorded.plan.runs} measured runs, marked incomplete")
+        return INTERRUPTED
+    return 1 if failed else 0
+
+
+def ingest_session(args: argparse.Namespace, paths: list[Path], shown: TextIO) -> bool:
+    """Ingest the written files as `specdash ingest` would; True when one failed."""
+    db = store.resolve_db_path(args.db)
+    reports: list[FileReport] = ingest_paths(paths, db, phase=args.phase, variant=args.variant)
+    for report in reports:
+        print(report.summary(), file=sys.stderr if report.failed else shown)
+    return any(report.failed for report in reports)
+
+
+def progress_line(plan: Plan) -> RunHook:
+    def show(run: Run) -> None:
+        what = f"warm-up {run.index}/{plan.warmup}" if run.warmup else f"run {run.index}/{plan.runs}"
+        note(f"{what}: {run.output_tokens:,} tokens in {run.duration_s:.2f} s ({run.tok_per_s:.1f} tok/s)")
+    return show
+
+
+def chained(first: RunHook, then: RunHook | None) -> RunHook:
+    if then is None:
+        return first
+
+    def both(run: Run) -> None:
+        first(run)
+        then(run)
+    return both
+
+
+def note(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
