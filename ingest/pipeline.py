@@ -115,9 +115,12 @@ def ingest_file(
     progress: ProgressFactory | None = None,
     skip_not_data: bool = False,
     link_to: str | None = None,
+    stored: set[str] | None = None,
 ) -> FileReport:
     """Detect, parse and load one file; ``skip_not_data``: report a ``NotExperimentData`` file as
-    "skipped" instead of failed (for files found by walking a directory)."""
+    "skipped" instead of failed (for files found by walking a directory). ``stored``: the hashes of the files
+    the store holds (``store.stored_hashes``), to skip a stored file without opening the store; this file's is
+    added once loaded."""
     report = FileReport(path=path, status="failed")
     started = time.monotonic()
     try:
@@ -132,19 +135,21 @@ def ingest_file(
             if progress is not None:
                 options = dataclasses.replace(options, on_progress=progress(path))
             report.size_bytes = path.stat().st_size if folder is None else 0
-            if file_format.stream is None and not replace and store.is_ingested(db_path, sha256.result()):
+            if file_format.stream is None and not replace and _is_stored(db_path, sha256.result(), stored):
                 raise _AlreadyIngested(sha256.result())
             parsed = (file_format.stream or file_format.parse)(path, options)
             domains = DomainCheck(path)
             if parsed.batches is not None:
-                stored = parsed.batches if replace else _unless_stored(parsed.batches, sha256, db_path)
-                parsed.batches = domains.checked(stored)
+                batches = parsed.batches if replace else _unless_stored(parsed.batches, sha256, db_path, stored)
+                parsed.batches = domains.checked(batches)
             result = store.load_source(
                 db_path, path, parsed, sha256=sha256.result, phase=phase, variant=variant, group=group, replace=replace,
                 link_to=link_to,
             )
             for name, table in parsed.tables.items():  # final once the batches are spent
                 domains.check(name, table)
+            if stored is not None:
+                stored.add(sha256.result())
     except _AlreadyIngested as known:
         report.status = "already ingested"
         report.source_id = store.source_id_for(known.sha256)
@@ -181,18 +186,30 @@ class _AlreadyIngested(Exception):
         self.sha256 = sha256
 
 
+def _stored_hashes(db_path: Path) -> set[str] | None:
+    """The stored files' hashes, or None when the store cannot be read now: each file then reports why."""
+    try:
+        return store.stored_hashes(db_path)
+    except SpecdashError:
+        return None
+
+
+def _is_stored(db_path: Path, sha256: str, stored: set[str] | None) -> bool:
+    return store.is_ingested(db_path, sha256) if stored is None else sha256 in stored
+
+
 def _unless_stored(
-    batches: Iterator[tuple[str, pa.Table]], sha256: Future[str], db_path: Path
+    batches: Iterator[tuple[str, pa.Table]], sha256: Future[str], db_path: Path, stored: set[str] | None
 ) -> Iterator[tuple[str, pa.Table]]:
     """The batches, stopped as soon as the file's hash (computed meanwhile) shows it is already stored."""
     checked = False
     for batch in batches:
         if not checked and sha256.done():
             checked = True
-            if store.is_ingested(db_path, sha256.result()):
+            if _is_stored(db_path, sha256.result(), stored):
                 raise _AlreadyIngested(sha256.result())
         yield batch
-    if not checked and store.is_ingested(db_path, sha256.result()):
+    if not checked and _is_stored(db_path, sha256.result(), stored):
         raise _AlreadyIngested(sha256.result())
 
 
@@ -229,10 +246,11 @@ def ingest_paths(
     if not files:
         finish(FileReport(path=Path(where), status="failed",
                           error=IngestError(where, "no files found", hint="pass files, or directories that contain them")))
+    stored = _stored_hashes(db_path) if files and not replace else None
     for path in files:
         finish(ingest_file(
             path, db_path, phase=phase, variant=variant, group=group, options=options, replace=replace,
-            progress=progress, skip_not_data=not strict and path not in named, link_to=link_to,
+            progress=progress, skip_not_data=not strict and path not in named, link_to=link_to, stored=stored,
         ))
     if files and all(report.status == "skipped" for report in reports):
         finish(FileReport(path=Path(where), status="failed", error=IngestError(

@@ -48,11 +48,12 @@ def corpus_files(subdir: str, pattern: str = "*") -> list[Path]:
 
 @pytest.fixture(scope="session")
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo store, built once per test session from data/demo (tests must not write to it)."""
+    """The demo store, built once per test run from data/demo (a copy per worker: tests must not write to it)."""
     from dashboard.demo import build_demo_store
+    from tests.stores import shared_store
 
-    db = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    reports = build_demo_store(db)
-    failed = [report.summary() for report in reports if report.failed]
-    assert not failed, failed
-    return db
+    def build(db: Path) -> None:
+        failed = [report.summary() for report in build_demo_store(db) if report.failed]
+        assert not failed, failed
+
+    return shared_store("demo", build, tmp_path_factory)

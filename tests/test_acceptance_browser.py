@@ -18,6 +18,7 @@ from ingest.pipeline import ingest_paths
 from tests import browser as browser_helpers
 from tests.browser import CHROMIUM, browser, look_at, page, served, served_copy  # noqa: F401 (browser, page: fixtures)
 from tests.conftest import CORPUS
+from tests.stores import ingested_store
 
 pytestmark = pytest.mark.browser
 
@@ -39,9 +40,7 @@ def corpus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip(f"shared corpus not found at {CORPUS}")
     from tests.test_acceptance_page import acceptance_corpus_paths
 
-    db = tmp_path_factory.mktemp("acceptance-corpus-browser") / "corpus.duckdb"
-    ingest_paths(acceptance_corpus_paths(), db)
-    with served(db) as url:
+    with served(ingested_store("corpus-acceptance", acceptance_corpus_paths(), tmp_path_factory)) as url:
         yield url
 
 

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis.definitions import ACCEPT
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS
+from tests.stores import ingested_store
 from tests.test_app import every_tab, open_sections, run_page, texts
 from tests.test_app_every_page import table_defects
 from tests.test_every_file import corpus_paths
@@ -29,9 +30,7 @@ def acceptance_corpus_paths() -> list[Path]:
 def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS}")
-    db = tmp_path_factory.mktemp("acceptance-corpus") / "corpus.duckdb"
-    ingest_paths(acceptance_corpus_paths(), db)
-    return db
+    return ingested_store("corpus-acceptance", acceptance_corpus_paths(), tmp_path_factory)
 
 
 def frames(app) -> list:  # type: ignore[no-untyped-def]

@@ -14,8 +14,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.analysis import data, definitions
-from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS
+from tests.stores import ingested_store
 from tests.test_app import ALL_PAGES, every_tab, open_sections, run_page
 from tests.test_every_file import corpus_paths
 
@@ -79,9 +79,7 @@ def every_view(db: Path) -> list[tuple[str, dict[str, Any]]]:
 def corpus_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS}")
-    db = tmp_path_factory.mktemp("corpus-pages") / "corpus.duckdb"
-    ingest_paths(corpus_paths(), db)
-    return db
+    return ingested_store("corpus", corpus_paths(), tmp_path_factory)
 
 
 def test_every_page_of_the_demo_store_reads_finished(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:

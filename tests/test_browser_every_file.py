@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from dashboard.analysis import data
-from ingest.pipeline import ingest_paths
 from tests.browser import (  # noqa: F401
     CHROMIUM,
     WIDTHS,
@@ -24,6 +23,7 @@ from tests.browser import (  # noqa: F401
     served,
 )
 from tests.conftest import CORPUS
+from tests.stores import ingested_store
 from tests.test_every_file import corpus_paths
 
 pytestmark = [pytest.mark.browser, pytest.mark.corpus]
@@ -48,9 +48,7 @@ def lifetime_session(db: Path) -> str:
 def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS}")
-    db = tmp_path_factory.mktemp("every-file") / "corpus.duckdb"
-    ingest_paths(corpus_paths(), db)
-    return db
+    return ingested_store("corpus", corpus_paths(), tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

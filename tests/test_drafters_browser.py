@@ -52,15 +52,14 @@ def test_the_drafters_page_shows_the_seeds_finding(base_url: str, page: Page) ->
 @pytest.fixture(scope="module")
 def corpus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A store of the shared corpus only (the every-file store, plus the corpus' real drafter configs)."""
-    from ingest.pipeline import ingest_paths
     from tests.conftest import CORPUS
+    from tests.stores import ingested_store
     from tests.test_every_file import corpus_paths
 
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS}")
-    db = tmp_path_factory.mktemp("drafters-corpus-browser") / "corpus.duckdb"
-    ingest_paths([*corpus_paths(), *sorted((CORPUS / "new" / "drafter_config").glob("*.config.json"))], db)
-    with served(db) as url:
+    configs = sorted((CORPUS / "new" / "drafter_config").glob("*.config.json"))
+    with served(ingested_store("corpus-drafter-configs", [*corpus_paths(), *configs], tmp_path_factory)) as url:
         yield url
 
 

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis import definitions
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, FIXTURES
+from tests.stores import ingested_store
 from tests.test_app import run_page, texts
 from tests.test_every_file import corpus_paths
 
@@ -60,11 +61,10 @@ def test_the_fixture_drafters_show_their_verdicts(tmp_path: Path, monkeypatch: p
 
 
 @pytest.mark.corpus
-def test_a_store_of_the_corpus_lists_its_drafter_configs_unchecked(corpus_dir: Path, tmp_path: Path,
+def test_a_store_of_the_corpus_lists_its_drafter_configs_unchecked(corpus_dir: Path, tmp_path_factory: pytest.TempPathFactory,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    db = tmp_path / "corpus.duckdb"
     configs = sorted((CORPUS / "new" / "drafter_config").glob("*.config.json"))
-    ingest_paths([*corpus_paths(), *configs], db)
+    db = ingested_store("corpus-drafter-configs", [*corpus_paths(), *configs], tmp_path_factory)
     app = run_page(PAGE, db, monkeypatch)
     table = app.dataframe[0].value
     assert sorted(table["drafter"]) == sorted(p.name.removesuffix(".config.json") for p in configs)

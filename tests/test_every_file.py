@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, ROOT
+from tests.stores import ingested_store
 from tests.test_app import PAGES, open_sections, run_page
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -46,10 +47,8 @@ def corpus_paths() -> list[Path]:
 
 
 @pytest.fixture
-def corpus_store(tmp_path: Path, corpus_dir: Path) -> Path:
-    db = tmp_path / "corpus.duckdb"
-    ingest_paths(corpus_paths(), db)  # start-up-only logs may fail on an older reader: the rest must show
-    return db
+def corpus_store(corpus_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ingested_store("corpus", corpus_paths(), tmp_path_factory)  # a failing start-up-only log: the rest must show
 
 
 @pytest.fixture

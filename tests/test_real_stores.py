@@ -2,7 +2,7 @@
 
 Hypothesis draws 1-8 real files (the project's fixtures; with ../shared/corpus also its files), splits them
 into 1-3 ``ingest_paths`` calls, each with no label, a --phase, a --variant or both, builds the store in a temp
-dir and renders every page through AppTest (plus Run on a few sessions and Compare against a baseline). Every
+dir and renders every page through AppTest, each of its tabs and closed sections opened (plus Run on a few sessions and Compare against a baseline). Every
 view must render without an exception or error, show no None/nan/NaT as a word or cell, keep every figure inside
 its invariant (tok/s > 0, tokens/step ≥ 1, rates in [0, 1] (tables: 0-100 %), CI low ≤ mean ≤ high) and never call a comparison
 like-for-like when a shown variant has no server config. Files that fail to ingest are allowed.
@@ -29,7 +29,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis import data, definitions
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, ROOT
-from tests.test_app import ALL_PAGES, run_page
+from tests.test_app import ALL_PAGES, every_tab, open_sections, run_page
 
 FIXTURES = ROOT / "tests" / "fixtures"
 PHASES = ("p-live", "phase-0", "phase-1")
@@ -311,11 +311,10 @@ def explore(plan: list[tuple[list[Path], dict[str, str]]]) -> list[str]:
         for page, query in views:
             where = f"{page} {query}" if query else page
             try:
-                app = render(page, db, mp, query)
-            except Exception as exc:  # noqa: BLE001 - AppTest timeouts and the like
+                for tab, app in every_tab(open_sections(render(page, db, mp, query))):  # what a click opens too
+                    problems += page_problems(app, db, f"{where} {tab}".strip())
+            except Exception as exc:  # noqa: BLE001 - AppTest timeouts, an exception after a click, and the like
                 problems.append(f"{where}: AppTest raised {type(exc).__name__}: {str(exc)[:300]}")
-                continue
-            problems += page_problems(app, db, where)
         return problems
 
 

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 from dashboard.analysis import sweeps
 from ingest.pipeline import ingest_paths
 from tests.conftest import CORPUS, FIXTURES
+from tests.stores import ingested_store
 from tests.test_app import every_tab
 from tests.test_every_file import corpus_paths
 
@@ -74,10 +75,8 @@ def test_demo_store_phase1_concurrency_sweep(demo_db: Path, monkeypatch: pytest.
 def corpus_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS}")
-    db = tmp_path_factory.mktemp("sweeps-corpus") / "corpus.duckdb"
     specforge = sorted(p for p in (CORPUS / "new" / "specforge_bench").iterdir() if p.suffix != ".source")
-    ingest_paths(corpus_paths() + specforge, db)
-    return db
+    return ingested_store("corpus-specforge", corpus_paths() + specforge, tmp_path_factory)
 
 
 @pytest.mark.corpus
