@@ -41,12 +41,14 @@ step's accepted tokens at once: counting chunks would undercount, which the test
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 SPEC_TOKENS = 3  # draft tokens per step (EAGLE-3 with 3 steps, top-k 1)
@@ -68,6 +70,7 @@ class Behaviour:
     send_usage: bool = True
     ready: bool = True  # False: /health answers 503 (still loading)
     has_metrics: bool = True
+    profile_trace: Path | None = None  # copied into /start_profile's output_dir when the profiler stops, as a rank's trace
 
 
 @dataclass
@@ -92,6 +95,7 @@ class FakeEngine:
         self.lock = threading.Lock()
         self.bodies: list[dict[str, Any]] = []  # every generation request's JSON, in order
         self.paths: list[str] = []  # every request's method and path
+        self.profile_dir: str | None = None  # /start_profile's output_dir
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler_for(self))
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
@@ -195,13 +199,24 @@ def handler_for(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             else:
                 self.send_error_body(404, "Not Found")
 
+        def profile(self, body: dict[str, Any]) -> None:
+            """SGLang's profiler (``ProfileReqInput``: ``output_dir``, ``num_steps``, ...): the trace is written
+            into the output folder once it stops."""
+            if self.path == "/start_profile":
+                engine.profile_dir = body.get("output_dir")
+                self.send_text(200, "Start profiling.\n", "text/plain")
+                return
+            trace = engine.behaviour.profile_trace
+            if trace is not None and engine.profile_dir:
+                shutil.copyfile(trace, Path(engine.profile_dir) / f"{time.time():.0f}-TP-0.trace.json.gz")
+            self.send_text(200, "Stop profiling. This will take some time.\n", "text/plain")
+
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             engine.paths.append(f"POST {self.path}")
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             if self.path in ("/start_profile", "/stop_profile") and engine.behaviour.engine == "sglang":
-                answer = "Start profiling.\n" if self.path == "/start_profile" else "Stop profiling. This will take some time.\n"
-                self.send_text(200, answer, "text/plain")
+                self.profile(json.loads(raw) if raw else {})
                 return
             if self.path not in ("/v1/completions", "/v1/chat/completions"):
                 self.send_error_body(404, "Not Found")

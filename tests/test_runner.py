@@ -20,6 +20,7 @@ from dashboard.runner import command, procedure
 from dashboard.runner.client import BenchError
 from dashboard.runner.procedure import Run
 from ingest import cli as store_cli
+from tests.conftest import FIXTURES
 from tests.openai_server import Behaviour, FakeEngine, prompt_tokens_of
 from tests.test_app import run_page
 
@@ -183,6 +184,33 @@ def test_profile_calls_sglangs_profiler_and_records_its_answers(engine: FakeEngi
     assert profile["start"] == {"path": "/start_profile", "status": 200, "answer": "Start profiling.\n"}
     assert profile["stop"]["status"] == 200
     assert engine.paths.index("POST /start_profile") < engine.paths.index("POST /stop_profile")
+
+
+def test_profile_dir_ingests_the_trace_the_server_wrote_there(engine: FakeEngine, tmp_path: Path) -> None:
+    """--profile-dir is sent as SGLang's output_dir; the trace that appears there is ingested with the session."""
+    engine.behaviour.profile_trace = FIXTURES / "traces" / "eagle-stack-TP-0.trace.json.gz"
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    code = bench(engine.url, "--profile-dir", str(traces), "--variant", "eagle3", "--warmup", "0", "--runs", "2",
+                 "--max-tokens", "32", *files_options(tmp_path, ingest=True))
+    assert code == 0
+    profile = json.loads((tmp_path / "out" / "session.json").read_text())["profile"]
+    [written] = traces.iterdir()
+    assert profile["traces"] == [str(written)]
+    with duckdb.connect(str(tmp_path / "bench.duckdb"), read_only=True) as con:
+        stored = con.execute("SELECT DISTINCT s.path, t.variant FROM trace_ranks t JOIN sources s USING (source_id)").fetchall()
+    assert stored == [(str(written), "eagle3")]
+
+
+def test_profile_dir_without_a_trace_says_how_to_ingest_it_later(
+    engine: FakeEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    assert bench(engine.url, "--profile-dir", str(traces), "--profile-wait", "1", "--warmup", "0", "--runs", "1",
+                 "--max-tokens", "32", *files_options(tmp_path)) == 0
+    assert json.loads((tmp_path / "out" / "session.json").read_text())["profile"]["traces"] == []
+    assert f"no trace finished in {traces} within 1 s: ingest it later with `specdash ingest {traces}`" in capsys.readouterr().err
 
 
 def test_no_ingest_writes_the_default_file_name_and_no_store(

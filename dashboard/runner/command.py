@@ -2,7 +2,7 @@
 
 Order of a session: wait until the server serves a model; record what its optional endpoints say
 (server config, version); warm-ups; a ``/metrics`` snapshot; the profiler started (``--profile``);
-the measured runs; the profiler stopped; a second snapshot. The snapshots bracket the measured
+the measured runs; the profiler stopped (with ``--profile-dir``, its traces awaited there); a second snapshot. The snapshots bracket the measured
 runs alone, so the store's window between them holds their counters and nothing of the warm-ups.
 
 Nothing is written until every measured run has finished (or Ctrl-C stopped them): a failure
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,6 +33,8 @@ from ingest.storage import store
 
 INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT, as `specdash ingest` returns
 SERVER_INFO_PATHS = ("/get_server_info", "/server_info")  # SGLang, before and after the rename
+TRACE_ENDINGS = (".trace.json.gz", ".trace.json", ".pt.trace.json.gz", ".json.gz")  # what torch.profiler exports
+TRACE_POLL_S = 0.5
 
 
 def add_bench_command(sub: argparse._SubParsersAction, db_help: str) -> None:
@@ -63,6 +66,11 @@ def add_bench_command(sub: argparse._SubParsersAction, db_help: str) -> None:
                        help="the longest silence within one request before it fails (default 600)")
     bench.add_argument("--profile", action="store_true",
                        help="call SGLang's /start_profile and /stop_profile around the measured runs")
+    bench.add_argument("--profile-dir", metavar="DIR",
+                       help="with --profile: where the server writes its traces (sent as output_dir; this machine's "
+                            "folder or a shared mount); the traces that appear there are ingested with the session")
+    bench.add_argument("--profile-wait", type=float, default=120.0, metavar="SECONDS",
+                       help="how long to wait for the traces after /stop_profile (default 120)")
     bench.add_argument("--out", metavar="FILE",
                        help="the JSON to write (default: ./specdash-bench-<variant or model>-<UTC time>.json)")
     bench.add_argument("--no-ingest", dest="ingest", action="store_false", help="only write the files")
@@ -136,14 +144,43 @@ def run_session(args: argparse.Namespace, plan: Plan, on_run: RunHook) -> tuple[
     started_at = client.utc_now()
     warmups = run_warmups(plan, on_run)
     before = metrics_snapshot(plan.root, server, "before")
-    profile = {"requested": True, "start": client.optional(plan.root, "POST", "/start_profile").record()} if args.profile else None
+    profile_dir = Path(args.profile_dir).resolve() if args.profile_dir else None
+    profile_started = time.time()
+    profile = start_profile(plan.root, profile_dir) if args.profile or profile_dir else None
     runs, interrupted = measured_runs(plan, on_run)
     if profile is not None:
         profile["stop"] = client.optional(plan.root, "POST", "/stop_profile").record()
+        if profile_dir is not None:
+            profile["traces"] = [str(path) for path in traces_written(profile_dir, profile_started, args.profile_wait)]
     after = metrics_snapshot(plan.root, server, "after")
     recorded = Session(plan=plan, phase=args.phase, variant=args.variant, started_at=started_at, warmups=warmups,
                        runs=runs, incomplete=interrupted, server=server, profile=profile)
     return recorded, (before, after)
+
+
+def start_profile(root: str, folder: Path | None) -> dict[str, Any]:
+    """SGLang's profiler started, writing into ``folder`` when one is given (its ``output_dir``)."""
+    payload = None if folder is None else {"output_dir": str(folder)}
+    return {"requested": True, "start": client.optional(root, "POST", "/start_profile", payload).record()}
+
+
+def traces_written(folder: Path, since: float, wait_s: float) -> list[Path]:
+    """The trace files the profiler wrote into ``folder`` since ``since`` (epoch seconds), once their sizes hold
+    still: SGLang writes them after /stop_profile has answered, one per rank."""
+    deadline = time.monotonic() + wait_s
+    seen: dict[Path, int] = {}
+    while True:
+        found = {path: path.stat().st_size for path in folder.rglob("*")
+                 if path.is_file() and path.name.endswith(TRACE_ENDINGS) and path.stat().st_mtime >= since - 1}
+        if found and found == seen:
+            return sorted(found)
+        if time.monotonic() >= deadline:
+            note(f"no trace finished in {folder} within {wait_s:g} s: ingest it later with `specdash ingest {folder}`"
+                 if not found else f"traces in {folder} still growing after {wait_s:g} s: not ingested; "
+                 f"ingest them later with `specdash ingest {folder}`")
+            return []
+        seen = found
+        time.sleep(TRACE_POLL_S)
 
 
 def server_answers(root: str) -> dict[str, Any]:
@@ -177,11 +214,14 @@ def finish(args: argparse.Namespace, recorded: Session, snapshots: tuple[Snapsho
         return INTERRUPTED
     out = Path(args.out) if args.out else session.default_out_path(recorded.variant, recorded.plan.model, recorded.started_at)
     metrics_files = session.write_snapshots(out, *snapshots)
+    traces = [Path(path) for path in (recorded.profile or {}).get("traces", [])]
     session.write_document(out, session.document(recorded, metrics_files))
     print("\n".join(session.table_lines(recorded.runs)), file=shown)
     print(f"wrote {out}" + (f" and {len(metrics_files)} /metrics snapshots in {metrics_files[0].parent}" if metrics_files else ""),
           file=shown)
-    failed = ingest_session(args, [out, *metrics_files], shown) if args.ingest else False
+    if traces:
+        print(f"{len(traces)} profiler trace(s) from {traces[0].parent}", file=shown)
+    failed = ingest_session(args, [out, *metrics_files, *traces], shown) if args.ingest else False
     if recorded.incomplete:
         note(f"interrupted: kept {len(recorded.runs)} of {recorded.plan.runs} measured runs, marked incomplete")
         return INTERRUPTED
