@@ -6,6 +6,7 @@ what it wrote: the JSON, the /metrics snapshots, and the store through the dashb
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import re
 import socket
@@ -153,6 +154,31 @@ def test_concurrency_two_keeps_two_requests_in_flight(engine: FakeEngine, tmp_pa
     starts = sorted(run["started_at"] for run in runs)
     ends = sorted(run["ended_at"] for run in runs)
     assert starts[1] < ends[0]  # the second request started before the first ended
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_live_line_follows_the_chunks_as_they_stream(engine: FakeEngine) -> None:
+    """While runs stream, the progress line is redrawn with the runs finished and the chunks so far."""
+    engine.behaviour.seconds_per_token = 0.002  # 256 tokens ≈ 0.5 s a run: several ticks each
+    plan = procedure.Plan(root=engine.url, api="completions", model=engine.behaviour.model, prompts=("Hi",),
+                          max_tokens=256, warmup=0, runs=2)
+    terminal = Terminal()
+    live = command.LiveLine(plan.runs, terminal)
+    runs, interrupted = procedure.measured_runs(plan, None, live.tick)
+    assert not interrupted and [run.output_tokens for run in runs] == [256, 256]
+    frames = [frame for frame in terminal.getvalue().split("\r") if frame]
+    chunks = [int(re.search(r"([\d,]+) chunks", frame).group(1).replace(",", "")) for frame in frames]  # type: ignore[union-attr]
+    assert len(frames) >= 3 and chunks == sorted(chunks) and 0 < chunks[-1] <= 2 * 256 // 4
+    assert frames[-1].startswith("[####################] runs 2/2")
+    live.clear()
+    assert terminal.getvalue().endswith("\r\033[K")
+    log = io.StringIO()  # not a terminal: nothing drawn
+    command.LiveLine(2, log).tick(1, 10, 1.0)
+    assert log.getvalue() == ""
 
 
 def test_metrics_snapshots_bracket_the_measured_runs_and_are_ingested_as_a_window(tmp_path: Path) -> None:

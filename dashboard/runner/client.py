@@ -279,8 +279,9 @@ class Streamed:
 Opened = Callable[[http.client.HTTPConnection], None]
 
 
-def stream(root: str, path: str, payload: dict[str, Any], timeout: float, on_open: Opened | None = None) -> Streamed:
-    """POST ``payload`` with ``stream: true`` and read the events as they arrive."""
+def stream(root: str, path: str, payload: dict[str, Any], timeout: float, on_open: Opened | None = None,
+           on_chunk: Callable[[], None] | None = None) -> Streamed:
+    """POST ``payload`` with ``stream: true`` and read the events as they arrive (``on_chunk``: after each content chunk)."""
     connection = connect(root, timeout)
     result = Streamed(started=time.perf_counter(), started_at=utc_now())
     try:
@@ -297,7 +298,7 @@ def stream(root: str, path: str, payload: dict[str, Any], timeout: float, on_ope
         if response.status >= 400:
             raise BenchError(root + path, f"the server answered {response.status} {response.reason}: "
                              f"{error_message(response.read())}", hint="check the request options and the server's log")
-        read_events(root + path, response, result)
+        read_events(root + path, response, result, on_chunk)
     finally:
         connection.close()
     result.ended, result.ended_at = time.perf_counter(), utc_now()
@@ -305,7 +306,8 @@ def stream(root: str, path: str, payload: dict[str, Any], timeout: float, on_ope
     return result
 
 
-def read_events(where: str, response: http.client.HTTPResponse, result: Streamed) -> None:
+def read_events(where: str, response: http.client.HTTPResponse, result: Streamed,
+                on_chunk: Callable[[], None] | None = None) -> None:
     data: list[str] = []
     try:
         for raw in response:
@@ -313,8 +315,11 @@ def read_events(where: str, response: http.client.HTTPResponse, result: Streamed
             if line.startswith("data:"):
                 data.append(line[5:].removeprefix(" "))
             elif line == "" and data:
+                chunks = len(result.content_times)
                 if take_event(where, "\n".join(data), result):
                     return
+                if on_chunk is not None and len(result.content_times) > chunks:
+                    on_chunk()
                 data = []
         if data:  # a last event without its blank line
             take_event(where, "\n".join(data), result)

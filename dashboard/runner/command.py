@@ -24,6 +24,7 @@ from dashboard.runner.procedure import (
     Plan,
     Run,
     RunHook,
+    TickHook,
     measured_runs,
     run_warmups,
 )
@@ -35,6 +36,7 @@ INTERRUPTED = 130  # the shell's code for a process stopped by SIGINT, as `specd
 SERVER_INFO_PATHS = ("/get_server_info", "/server_info")  # SGLang, before and after the rename
 TRACE_ENDINGS = (".trace.json.gz", ".trace.json", ".pt.trace.json.gz", ".json.gz")  # what torch.profiler exports
 TRACE_POLL_S = 0.5
+BAR_WIDTH = 20
 
 
 def add_bench_command(sub: argparse._SubParsersAction, db_help: str) -> None:
@@ -91,7 +93,9 @@ def run_bench(args: argparse.Namespace, on_run: RunHook | None = None, out: Text
         plan = ready_plan(args, root, tuple(prompts))
         note(f"benchmarking {plan.model} at {plan.endpoint}: {plan.warmup} warm-ups, {plan.runs} runs of "
              f"{plan.max_tokens:,} tokens, concurrency {plan.concurrency}")
-        recorded, snapshots = run_session(args, plan, chained(progress_line(plan), on_run))
+        live = LiveLine(plan.runs)
+        recorded, snapshots = run_session(args, plan, chained(progress_line(plan, live), on_run), live.tick)
+        live.clear()
     except KeyboardInterrupt:
         note("interrupted before the measured runs: nothing written")
         return INTERRUPTED
@@ -139,7 +143,8 @@ def jsonl_prompt(path: Path, number: int, line: str) -> str:
     return str(record["prompt"])
 
 
-def run_session(args: argparse.Namespace, plan: Plan, on_run: RunHook) -> tuple[Session, tuple[Snapshot | None, Snapshot | None]]:
+def run_session(args: argparse.Namespace, plan: Plan, on_run: RunHook,
+                on_tick: TickHook | None = None) -> tuple[Session, tuple[Snapshot | None, Snapshot | None]]:
     server = server_answers(plan.root)
     started_at = client.utc_now()
     warmups = run_warmups(plan, on_run)
@@ -147,7 +152,7 @@ def run_session(args: argparse.Namespace, plan: Plan, on_run: RunHook) -> tuple[
     profile_dir = Path(args.profile_dir).resolve() if args.profile_dir else None
     profile_started = time.time()
     profile = start_profile(plan.root, profile_dir) if args.profile or profile_dir else None
-    runs, interrupted = measured_runs(plan, on_run)
+    runs, interrupted = measured_runs(plan, on_run, on_tick)
     if profile is not None:
         profile["stop"] = client.optional(plan.root, "POST", "/stop_profile").record()
         if profile_dir is not None:
@@ -237,8 +242,35 @@ def ingest_session(args: argparse.Namespace, paths: list[Path], shown: TextIO) -
     return any(report.failed for report in reports)
 
 
-def progress_line(plan: Plan) -> RunHook:
+class LiveLine:
+    """The measured runs' progress, redrawn in place while they stream: on a terminal only (a log gets the
+    line per finished run). Content chunks, not tokens: a speculative step often streams several tokens."""
+
+    def __init__(self, runs: int, stream: TextIO | None = None) -> None:
+        self.runs = runs
+        self.stream = stream or sys.stderr
+        self.drawn = False
+
+    def tick(self, finished: int, chunks: int, seconds: float) -> None:
+        if not self.stream.isatty():
+            return
+        filled = BAR_WIDTH * finished // self.runs
+        self.stream.write(f"\r[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] runs {finished}/{self.runs} · "
+                          f"{chunks:,} chunks streamed · {seconds:.1f} s\033[K")
+        self.stream.flush()
+        self.drawn = True
+
+    def clear(self) -> None:
+        if self.drawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.drawn = False
+
+
+def progress_line(plan: Plan, live: LiveLine | None = None) -> RunHook:
     def show(run: Run) -> None:
+        if live is not None:
+            live.clear()
         what = f"warm-up {run.index}/{plan.warmup}" if run.warmup else f"run {run.index}/{plan.runs}"
         note(f"{what}: {run.output_tokens:,} tokens in {run.duration_s:.2f} s ({run.tok_per_s:.1f} tok/s)")
     return show

@@ -14,6 +14,7 @@ import http.client
 import itertools
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -158,6 +159,11 @@ class InFlight:
         self.lock = threading.Lock()
         self.connections: set[http.client.HTTPConnection] = set()
         self.stopped = threading.Event()
+        self.chunks = 0  # content chunks streamed so far, over every measured request (the live progress line)
+
+    def chunk(self) -> None:
+        with self.lock:
+            self.chunks += 1
 
     def add(self, connection: http.client.HTTPConnection) -> None:
         with self.lock:
@@ -177,6 +183,9 @@ class InFlight:
 
 
 RunHook = Callable[[Run], None]
+# Called about every TICK_S while measured runs are under way: (runs finished, content chunks streamed, seconds).
+TickHook = Callable[[int, int, float], None]
+TICK_S = 0.2
 
 
 def one_run(plan: Plan, position: int, warmup: bool, in_flight: InFlight | None = None) -> Run:
@@ -184,7 +193,8 @@ def one_run(plan: Plan, position: int, warmup: bool, in_flight: InFlight | None 
         raise Stopped
     prompt = plan.prompts[(position - 1) % len(plan.prompts)]
     streamed = stream(plan.root, plan.path, request_body(plan, prompt), plan.timeout_s,
-                      on_open=in_flight.add if in_flight is not None else None)
+                      on_open=in_flight.add if in_flight is not None else None,
+                      on_chunk=in_flight.chunk if in_flight is not None else None)
     return measure(streamed, position, warmup, plan.max_tokens)
 
 
@@ -198,8 +208,9 @@ def run_warmups(plan: Plan, on_run: RunHook | None = None) -> list[Run]:
     return warmups
 
 
-def measured_runs(plan: Plan, on_run: RunHook | None) -> tuple[list[Run], bool]:
+def measured_runs(plan: Plan, on_run: RunHook | None, on_tick: TickHook | None = None) -> tuple[list[Run], bool]:
     """``plan.runs`` requests, ``plan.concurrency`` in flight; (finished runs by index, interrupted)."""
+    started = time.perf_counter()
     in_flight = InFlight()
     finished: list[Run] = []
     executor = ThreadPoolExecutor(max_workers=plan.concurrency, thread_name_prefix="specdash-bench")
@@ -208,7 +219,9 @@ def measured_runs(plan: Plan, on_run: RunHook | None) -> tuple[list[Run], bool]:
     }
     try:
         while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            done, pending = wait(pending, timeout=TICK_S, return_when=FIRST_COMPLETED)
+            if on_tick is not None:
+                on_tick(len(finished) + len(done), in_flight.chunks, time.perf_counter() - started)
             for future in done:
                 finished.append(future.result())  # a failed run raises here: nothing is kept
                 if on_run is not None:
