@@ -338,6 +338,25 @@ def test_prompts_from_a_file_plain_or_jsonl(engine: FakeEngine, tmp_path: Path) 
     assert [body["prompt"] for body in engine.bodies] == ["first prompt", "first prompt", "second prompt"]
 
 
+def test_prompts_from_a_sharegpt_dataset_file(engine: FakeEngine, tmp_path: Path) -> None:
+    """The file bench_serving's sharegpt dataset reads: each conversation's first human turn is a prompt."""
+    dataset = tmp_path / "ShareGPT_V3_unfiltered_cleaned_split.json"
+    dataset.write_text(json.dumps([
+        {"id": "a1", "conversations": [{"from": "human", "value": "Tell me about tides."}, {"from": "gpt", "value": "Tides..."}]},
+        {"id": "a2", "conversations": [{"from": "gpt", "value": "Hello!"}, {"from": "human", "value": "Write a haiku."}]},
+        {"id": "a3", "conversations": []},
+        {"id": "a4", "messages": [{"role": "user", "content": "Explain NCCL all-reduce."}]},
+    ]), encoding="utf-8")
+    assert command.load_prompts(dataset) == ["Tell me about tides.", "Write a haiku.", "Explain NCCL all-reduce."]
+    assert bench(engine.url, "--prompts", str(dataset), "--warmup", "0", "--runs", "3", "--max-tokens", "16",
+                 *files_options(tmp_path)) == 0
+    assert [body["prompt"] for body in engine.bodies] == ["Tell me about tides.", "Write a haiku.", "Explain NCCL all-reduce."]
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps([{"conversations": [{"from": "gpt", "value": "Hi"}]}]), encoding="utf-8")
+    with pytest.raises(BenchError, match="no conversation in the dataset has a human turn"):
+        command.load_prompts(empty)
+
+
 def test_a_jsonl_record_without_a_prompt_names_its_line(tmp_path: Path) -> None:
     jsonl = tmp_path / "prompts.jsonl"
     jsonl.write_text('{"prompt": "ok"}\n{"text": "no prompt key"}\n')

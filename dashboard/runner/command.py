@@ -58,7 +58,8 @@ def add_bench_command(sub: argparse._SubParsersAction, db_help: str) -> None:
     bench.add_argument("--concurrency", type=int, default=1, metavar="N", help="measured requests in flight (default 1)")
     bench.add_argument("--max-tokens", type=int, default=2048, metavar="N", help="max_tokens of every run (default 2048)")
     bench.add_argument("--prompts", metavar="FILE",
-                       help='prompts, one per line, or JSONL with "prompt" (default: a built-in set of short prompts)')
+                       help='prompts: one per line, JSONL with "prompt", or a ShareGPT-style JSON dataset (its first human '
+                            'turns) (default: a built-in set of short prompts)')
     bench.add_argument("--no-ignore-eos", dest="ignore_eos", action="store_false",
                        help="do not send ignore_eos: runs may stop early at an end-of-sequence token")
     bench.add_argument("--seed", type=int, default=0, help="sampling seed sent with every request and recorded (default 0)")
@@ -120,17 +121,45 @@ def check_counts(args: argparse.Namespace) -> None:
 
 
 def load_prompts(path: Path) -> list[str]:
-    """One prompt per line, or JSONL records with ``"prompt"``; blank lines are skipped."""
+    """One prompt per line, JSONL records with ``"prompt"``, or a ShareGPT-style JSON dataset (the file SGLang's
+    and vLLM's ``bench_serving --dataset-name sharegpt`` read: each conversation's first human turn)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise BenchError(path, f"cannot read the prompts ({error})", hint="pass --prompts with a UTF-8 text file") from error
+    if text.lstrip().startswith("["):
+        return dataset_prompts(path, text)
+    lines = text.splitlines()
     numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
     if not numbered:
         raise BenchError(path, "no prompts in the file", hint="one prompt per line, or JSONL with \"prompt\"")
     if numbered[0][1].lstrip().startswith("{"):
         return [jsonl_prompt(path, number, line) for number, line in numbered]
     return [line for _, line in numbered]
+
+
+def dataset_prompts(path: Path, text: str) -> list[str]:
+    """The first human turn of each ShareGPT conversation (``conversations: [{"from": "human", "value"}]``, or
+    ``messages: [{"role": "user", "content"}]``); records with a ``"prompt"`` string are taken as they are."""
+    try:
+        records = json.loads(text)
+    except ValueError as error:
+        raise BenchError(path, f"not a JSON dataset ({error})", hint="a JSON list of conversations, or one prompt per line") from None
+    prompts = [prompt for record in records if isinstance(record, dict) and (prompt := first_human_turn(record))]
+    if not prompts:
+        raise BenchError(path, "no conversation in the dataset has a human turn",
+                         hint='ShareGPT records look like {"conversations": [{"from": "human", "value": "..."}]}')
+    return prompts
+
+
+def first_human_turn(record: dict[str, Any]) -> str | None:
+    if isinstance(record.get("prompt"), str):
+        return str(record["prompt"])
+    for turn in record.get("conversations") or record.get("messages") or []:
+        if isinstance(turn, dict) and (turn.get("from") or turn.get("role")) in ("human", "user"):
+            value = turn.get("value", turn.get("content"))
+            return value if isinstance(value, str) and value.strip() else None
+    return None
 
 
 def jsonl_prompt(path: Path, number: int, line: str) -> str:
