@@ -25,7 +25,7 @@ def add_check_command(sub: argparse._SubParsersAction, db_help: str) -> None:
     check = sub.add_parser(
         "check", help="fail (exit 1) when the newest benchmark of a variant regressed; prints a Markdown summary",
         description="Compare each variant's newest benchmark session with its previous session and with the baseline's "
-                    "newest, by the Compare page's figures (Σtok/Σtime, Welch 95% CI). Exit 1 on a regression against "
+                    "newest in its phase, by the Compare page's figures (Σtok/Σtime, Welch 95% CI). Exit 1 on a regression against "
                     "the previous session, 2 when there is nothing to check.",
     )
     check.add_argument("--db", help=db_help)
