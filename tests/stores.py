@@ -35,6 +35,7 @@ def shared_store(name: str, build: Callable[[Path], None], factory: pytest.TempP
             partial = folder / f"{name}.partial.duckdb"
             partial.unlink(missing_ok=True)
             build(partial)
+            assert not Path(f"{partial}.wal").exists(), "the store was left open: a copy would miss its last writes"
             partial.rename(built)  # only a finished store is ever found under its name
     copy = factory.mktemp(name) / built.name
     shutil.copyfile(built, copy)
