@@ -172,6 +172,8 @@ class Keys:
     section_formats = "section_formats"
     section_label_changes = "section_label_changes"
     section_server_args = "section_server_args"
+    section_config_settings = "section_config_settings"  # Run: the config diff table
+    section_run_log = "section_run_log"  # Run: the log's figures per run
     section_decision_markdown = "section_decision_markdown"
     section_record_decision = "section_record_decision"
     section_provenance = "section_provenance"

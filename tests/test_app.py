@@ -235,11 +235,14 @@ def test_run_page_opens_one_run_and_searches_its_raw_lines(demo_db: Path, monkey
 
 def test_run_page_diffs_the_config_against_the_baseline(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = run_page("views/run.py", demo_db, monkeypatch, {"session": k2_session(demo_db)})
+    [settings] = [e for e in app.expander if e.label.startswith("Differing settings")]
+    assert settings.label == "Differing settings (5): drafter, speculation setting" and not settings.proto.expanded  # expected kinds only
+    app = open_sections(app)
     [config] = [t.value for t in app.dataframe if "setting" in t.value.columns]
     assert config["setting"].tolist() == ["speculative_algorithm", "speculative_draft_model_path", "speculative_eagle_topk",
                                           "speculative_num_draft_tokens", "speculative_num_steps"]
     assert list(config.columns) == ["setting", "kind", "this (k2-drafter)", "baseline (baseline)"]
-    app.toggle(key="w_diff_only").set_value(False).run()
+    app = open_sections(app.toggle(key="w_diff_only").set_value(False).run())  # a new label: a new section
     [config] = [t.value for t in app.dataframe if "setting" in t.value.columns]
     assert len(config) > 20 and url(app, "diff_only") == ["0"]
 

@@ -17,7 +17,7 @@ import pytest
 from dashboard.analysis import data
 from dashboard.cli import main
 from tests.conftest import ROOT
-from tests.test_app import run_page
+from tests.test_app import open_sections, run_page
 from tests.test_cli import stored_rows
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -186,7 +186,7 @@ def test_the_run_page_diffs_a_lifetimes_config_against_the_baseline_lifetime(
 ) -> None:
     assert ingest(isolated_store, PLAIN_LOG) == 0
     [(first,)] = query(isolated_store, "SELECT session_id FROM evidence_sessions WHERE part = 0")
-    app = run_page("views/run.py", isolated_store, monkeypatch, {"session": first, "baseline": "baseline"})
+    app = open_sections(run_page("views/run.py", isolated_store, monkeypatch, {"session": first, "baseline": "baseline"}))
     assert not [i.value for i in app.info if "No config ingested" in i.value]
     [diff] = [t.value for t in app.dataframe if "setting" in t.value.columns]
     assert "speculative_algorithm" in set(diff["setting"])

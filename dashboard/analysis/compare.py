@@ -313,6 +313,9 @@ KEY_SETTINGS = ("model_path", "version", "tp_size", "dp_size", "ep_size", "pp_si
                 "cuda_graph_max_bs", "attention_backend", "kv_cache_dtype", "quantization", "max_running_requests",
                 "speculative_algorithm", "speculative_draft_model_path", "speculative_num_steps",
                 "speculative_eagle_topk", "speculative_num_draft_tokens")
+# The kinds of setting that differ by design between a drafter and its baseline; any other differing kind
+# makes a comparison not like-for-like.
+EXPECTED_KINDS = frozenset({"drafter", "speculation setting"})
 KIND_EXPLAINED = {
     "drafter": "what the variant is: expected to differ",
     "speculation setting": "by design against a baseline without speculation; matters between drafters",

@@ -175,10 +175,13 @@ else:
         st.plotly_chart(queries.figure(charts.decode_window, series, runs, prefill, selected_run), width="stretch")
         if int(series["lines"].sum()) > len(series):
             st.caption(f"{COUNT.text(series['lines'].sum())} decode lines averaged into {COUNT.text(len(series))} points (in SQL).")
-    if not runs.empty:
-        st.markdown("**Inside each run's time window**")
-        ui.table(frames.run_log_table(runs))
-        ui.export_buttons(runs[[c for c in LOG_EXPORT if c in runs]], f"runs-in-log-{session_id}")
+    if not runs.empty:  # what the chart above draws, as figures per run: a click away
+        per_run_box = sections.section(f"Inside each run's time window: the log's figures per run ({COUNT.text(len(runs))} runs)",
+                                       Keys.section_run_log)
+        if per_run_box.open:
+            with per_run_box:
+                ui.table(frames.run_log_table(runs))
+                ui.export_buttons(runs[[c for c in LOG_EXPORT if c in runs]], f"runs-in-log-{session_id}")
 
     # raw lines of the window, read back from the file
     mine = windows if selected_run is None else windows[(windows["run_index"] == selected_run) & ~windows["is_warmup"]]
@@ -262,8 +265,16 @@ else:
         st.caption(f"{len(table)} setting(s) {'differ' if diff_only else 'in all'}; kinds: "
                    + "; ".join(f"**{k}** — {v}" for k, v in compare.KIND_EXPLAINED.items() if k in set(table["kind"])))
     key_first = table.assign(_key=~table["setting"].isin(compare.KEY_SETTINGS)).sort_values(["_key", "setting"]).drop(columns="_key")
-    ui.table(key_first, lines=2)
-    ui.export_buttons(key_first, f"config-{session_id}")
+    # Open by itself when a setting beyond the drafter's differs (not like-for-like); else its label says what differs.
+    kinds = sorted(set(key_first["kind"]))
+    unlike = diff_only and not set(kinds) <= compare.EXPECTED_KINDS
+    settings_box = sections.section(f"{'Differing settings' if diff_only else 'Settings'} ({COUNT.text(len(key_first))}): "
+                                    f"{', '.join(kinds) or 'none'}" + (" — not like-for-like" if unlike else ""),
+                                    Keys.section_config_settings, expanded=unlike)
+    if settings_box.open:
+        with settings_box:
+            ui.table(key_first, lines=2)
+            ui.export_buttons(key_first, f"config-{session_id}")
     arguments_box = sections.section("All server arguments (JSON)", Keys.section_server_args)
     if arguments_box.open:
         arguments_box.json(args)
