@@ -16,7 +16,6 @@ from dashboard.analysis.palette import UNORDERED, VariantColors
 DASHES = ["solid", "dot", "dash", "longdash", "dashdot"]
 THRESHOLD_COLOR = "#C62828"
 FEW_REQUESTS = 20  # below this many requests the ECDF marks each one
-FEW_BAR_TICKS = 6  # up to this many requests in the tallest bar, one tick per request
 
 
 def _layout(fig: go.Figure, height: int, legend_y: float = -0.22) -> go.Figure:
@@ -118,9 +117,7 @@ def request_figure(bins: pd.DataFrame, ecdf: pd.DataFrame, colors: VariantColors
     fig.update_layout(barmode="overlay", bargap=0)
     fig.update_xaxes(title_text="accept length (tokens/step, bonus-inclusive)", **ACCEPT.ticks())
     tallest = int(bins["requests"].max()) if not bins.empty else 0
-    # counts are whole: with only a few requests, plotly's automatic ticks would read 0.2, 0.4, …
-    fig.update_yaxes(title_text="requests", dtick=1 if tallest <= FEW_BAR_TICKS else None,
-                     rangemode="tozero", row=1, col=1, **COUNT.ticks())
+    fig.update_yaxes(title_text="requests", rangemode="tozero", row=1, col=1, **COUNT.ticks(tallest))
     fig.update_yaxes(range=[0, 1.02], row=1, col=2, **SHARE.ticks())
     return _layout(fig, 380, legend_y=-0.3)
 

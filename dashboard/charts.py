@@ -376,7 +376,7 @@ def decode_window(
     fig.update_layout(shapes=run_bands(runs, selected_run, [1, 2, 3] if series["tokens_per_step"].notna().any() else [1, 3]))
     fig.update_yaxes(title="tok/s", row=1, col=1, **TOK_S.ticks())
     fig.update_yaxes(title="tokens/step", rangemode="tozero", row=2, col=1, **ACCEPT.ticks())
-    fig.update_yaxes(title="requests", rangemode="tozero", row=3, col=1, **COUNT.ticks())
+    fig.update_yaxes(title="requests", rangemode="tozero", row=3, col=1, **COUNT.ticks(series["running_req"].max()))
     fig.update_xaxes(automargin=True)
     shading = "green: measured runs, grey: warm-ups" + (", yellow: selected run" if selected_run else "")
     title = f"Server log over the session ({shading})" if not runs.empty else "Server log over the server's lifetime"

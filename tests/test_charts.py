@@ -6,6 +6,7 @@ import pytest
 
 from dashboard import charts
 from dashboard.analysis.compare import ISO_SPEEDUPS
+from dashboard.analysis.definitions import ACCEPT, COUNT
 
 T0 = pd.Timestamp("2026-02-10 14:00:00")
 
@@ -92,6 +93,12 @@ def test_decode_window_shades_runs_and_marks_prefill() -> None:
     fills = [shape.fillcolor for shape in fig.layout.shapes]  # each run shaded across the 3 stacked panels
     assert [fills.count(c) for c in (charts.MEASURED_RUN_FILL, charts.SELECTED_FILL, charts.WARMUP_FILL)] == [3, 3, 3]
     assert "yellow: selected run" in fig.layout.title.text
+    assert fig.layout.yaxis3.dtick == 1  # one running request: a tick per request, not "0, 1, 1, 1" at halves
+
+
+def test_a_whole_number_axis_gets_a_tick_per_unit_only_while_it_is_short() -> None:
+    assert COUNT.ticks(1)["dtick"] == 1 and COUNT.ticks(6)["dtick"] == 1
+    assert "dtick" not in COUNT.ticks(7) and "dtick" not in COUNT.ticks() and "dtick" not in ACCEPT.ticks(2)
 
 
 def test_decode_window_without_speculation_says_so() -> None:

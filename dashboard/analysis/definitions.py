@@ -95,6 +95,9 @@ def missing(value: Any) -> bool:
         return False
 
 
+WHOLE_TICKS_UP_TO = 6  # a whole-number axis up to this value gets a tick per unit (Quantity.ticks)
+
+
 @dataclass(frozen=True)
 class Quantity:
     """One kind of number: its unit and decimals, the same in tables, chart hovers, captions and reports."""
@@ -149,15 +152,18 @@ class Quantity:
         suffix = "" if self.scale == 100 else self.suffix  # d3's % already appends the sign
         return "%{" + variable + ":" + self.d3(signed) + "}" + suffix
 
-    def ticks(self) -> dict[str, str]:
+    def ticks(self, largest: float | None = None) -> dict[str, Any]:
         """A plotly axis's tick labels at this quantity's precision (``fig.update_yaxes(**TOK_S.ticks())``).
 
         The unit stays in the axis title, except a percent sign on values already in percent: d3 appends it
-        only to scaled shares.
+        only to scaled shares. ``largest``, the axis's largest value: a whole-number quantity up to
+        ``WHOLE_TICKS_UP_TO`` gets a tick per unit, where plotly's own would fall on halves and read "0, 1, 1, 1".
         """
-        settings = {"tickformat": self.d3()}
+        settings: dict[str, Any] = {"tickformat": self.d3()}
         if self.unit == "%" and self.scale != 100:
             settings["ticksuffix"] = "%"
+        if self.decimals == 0 and largest is not None and largest <= WHOLE_TICKS_UP_TO:
+            settings["dtick"] = 1
         return settings
 
 
