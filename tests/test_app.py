@@ -247,6 +247,16 @@ def test_run_page_diffs_the_config_against_the_baseline(demo_db: Path, monkeypat
     assert len(config) > 20 and url(app, "diff_only") == ["0"]
 
 
+def test_run_page_lists_every_setting_closed_when_the_baseline_is_the_session_itself(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    baseline = data.sessions(demo_db, ["phase-0"], ["baseline"])["session_id"].iloc[0]
+    app = run_page("views/run.py", demo_db, monkeypatch, {"session": baseline, "baseline": "baseline"})
+    [settings] = [e for e in app.expander if "settings" in e.label.lower() and "JSON" not in e.label]
+    assert settings.label.startswith("Settings (") and "not like-for-like" not in settings.label  # nothing was diffed
+    assert not settings.proto.expanded
+
+
 def test_run_page_says_when_the_log_file_is_gone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "k2"
     shutil.copytree(ROOT / "data" / "demo" / "phase-0" / "k2-drafter", folder)

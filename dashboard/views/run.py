@@ -255,7 +255,8 @@ else:
     st.toggle("Differences only", key=DIFF_ONLY.key, help="Hide settings equal to the baseline's.")
     DIFF_ONLY.publish()
     diff_only = st.session_state[DIFF_ONLY.key]
-    if base.empty or baseline == session["variant"]:
+    alone = base.empty or baseline == session["variant"]  # nothing to diff against: every setting is listed
+    if alone:
         table = compare.side_by_side({f"this ({session['variant']})": args}, diff_only=False)
         st.caption("No other variant's config to diff against: pick a different baseline above." if not base.empty or not baseline
                    else f"No config ingested for {baseline}.")
@@ -267,8 +268,9 @@ else:
     key_first = table.assign(_key=~table["setting"].isin(compare.KEY_SETTINGS)).sort_values(["_key", "setting"]).drop(columns="_key")
     # Open by itself when a setting beyond the drafter's differs (not like-for-like); else its label says what differs.
     kinds = sorted(set(key_first["kind"]))
-    unlike = diff_only and not set(kinds) <= compare.EXPECTED_KINDS
-    settings_box = sections.section(f"{'Differing settings' if diff_only else 'Settings'} ({COUNT.text(len(key_first))}): "
+    differing = diff_only and not alone
+    unlike = differing and not set(kinds) <= compare.EXPECTED_KINDS
+    settings_box = sections.section(f"{'Differing settings' if differing else 'Settings'} ({COUNT.text(len(key_first))}): "
                                     f"{', '.join(kinds) or 'none'}" + (" — not like-for-like" if unlike else ""),
                                     Keys.section_config_settings, expanded=unlike)
     if settings_box.open:
