@@ -9,7 +9,6 @@ import argparse
 import io
 import json
 import re
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from dashboard.runner import command, procedure
 from dashboard.runner.client import BenchError
 from dashboard.runner.procedure import Run
 from ingest import cli as store_cli
+from tests.browser import free_port
 from tests.conftest import FIXTURES
 from tests.openai_server import Behaviour, FakeEngine, prompt_tokens_of
 from tests.test_app import run_page
@@ -276,12 +276,6 @@ def test_ctrl_c_after_run_3_keeps_three_runs_marked_incomplete(
 
 
 # --- bad input: one line, non-zero, nothing written -------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ import pandas as pd
 from dashboard.analysis import compare, data
 from dashboard.analysis.definitions import ACCEPT, EMPTY, PERCENT, TOK_S, missing
 from dashboard.analysis.stats import DiffCI, MeanCI, welch_diff_ci
+from dashboard.analysis.summary import table_cell
 from ingest.errors import SpecdashError
 
 DEFAULT_MAX_DROP_PCT = 5.0
@@ -322,11 +323,6 @@ def is_local(base_url: str) -> bool:
 
 # --- the Markdown ----------------------------------------------------------------------------------
 
-def _cell(text: Any) -> str:
-    """Label text safe in a table cell of a PR comment: no HTML, no column break."""
-    return str(text).replace("<", "&lt;").replace("|", "\\|").replace("\n", " ")
-
-
 def verdict_cell(comparison: Comparison) -> str:
     if comparison.verdict != REGRESSION:
         return comparison.verdict
@@ -353,7 +349,7 @@ def comparison_rows(comparisons: Sequence[Comparison]) -> list[str]:
              "|---|---|---:|---:|---:|---|---|---|"]
     for c in comparisons:
         lines.append(
-            f"| {_cell(c.variant)} | {_cell(c.against_label)} | {TOK_S.number(c.newest.headline)} (n = {c.newest.runs}) "
+            f"| {table_cell(c.variant)} | {table_cell(c.against_label)} | {TOK_S.number(c.newest.headline)} (n = {c.newest.runs}) "
             f"| {TOK_S.number(c.other.headline)} (n = {c.other.runs}) | {PERCENT.text(c.delta_pct, signed=True)} "
             f"| {ci_cell(c)} | {tau_cell(c.accept)} | {verdict_cell(c)} |"
         )
@@ -380,32 +376,32 @@ def link_lines(result: CheckResult) -> list[str]:
     lines = []
     for c in result.comparisons:
         newest_run, other_run = c.run_links
-        lines.append(f"- {_cell(c.variant)} vs {_cell(c.against_label)}: [Compare]({c.compare_link}) · "
+        lines.append(f"- {table_cell(c.variant)} vs {table_cell(c.against_label)}: [Compare]({c.compare_link}) · "
                      f"runs: [newest]({newest_run}), [{'previous' if c.against == PREVIOUS else 'baseline'}]({other_run})")
     base_url = result.options.base_url
     if not base_url:
         lines.append("\nThe dashboard's address is missing, so these links are relative: pass `--base-url URL` or set "
                      "`$SPECDASH_URL` to the address your colleagues open.")
     elif is_local(base_url):
-        lines.append(f"\nThe links point at {_cell(base_url)}, a local address: only this machine can open them.")
+        lines.append(f"\nThe links point at {table_cell(base_url)}, a local address: only this machine can open them.")
     lines.append("\nCompare pools every session of a variant in the phase; each Run link opens exactly one compared session.")
     return lines
 
 
 def markdown(result: CheckResult) -> str:
     """The check as a pull-request comment: verdict, one table, the sessions used, permalinks, the rule."""
-    out = [headline_sentence(result), "", f"Baseline: {_cell(result.baseline or 'none found (pass --baseline)')} · "
-           f"phase: {_cell(result.options.phase or 'all')} · tok/s = {compare.METRIC_LABELS[METRIC]}", ""]
+    out = [headline_sentence(result), "", f"Baseline: {table_cell(result.baseline or 'none found (pass --baseline)')} · "
+           f"phase: {table_cell(result.options.phase or 'all')} · tok/s = {compare.METRIC_LABELS[METRIC]}", ""]
     if result.comparisons:
         out += comparison_rows(result.comparisons)
     else:
         out.append("Nothing to compare: every variant has one benchmark session and there is no baseline.")
     if result.alone:
         out += ["", f"One session only and no baseline session in its phase, nothing to compare with: "
-                    f"{', '.join(_cell(v) for v in result.alone)}."]
+                    f"{', '.join(table_cell(v) for v in result.alone)}."]
     out += ["", rule_sentence(result.options), "", "## Sessions used", ""]
-    out += [f"- `{s.session_id}` {_cell(s.variant)} · {_cell(s.phase or NO_PHASE_LABEL)} · "
-            f"{_cell(s.started_at or 'no start time')} · {s.runs} runs · `{_cell(s.path)}`" for s in result.sessions]
+    out += [f"- `{s.session_id}` {table_cell(s.variant)} · {table_cell(s.phase or NO_PHASE_LABEL)} · "
+            f"{table_cell(s.started_at or 'no start time')} · {s.runs} runs · `{table_cell(s.path)}`" for s in result.sessions]
     out += ["", "## Links", "", *link_lines(result)]
     return "\n".join(out) + "\n"
 

@@ -76,7 +76,8 @@ def _safe(text: Any) -> str:
     return str(text).replace("<", "&lt;")
 
 
-def _cell(text: Any) -> str:
+def table_cell(text: Any) -> str:
+    """Label text safe in a Markdown table cell: no HTML, no column break (the decision summary, `specdash check`)."""
     return _safe(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -91,7 +92,7 @@ def numbers_table(evidence: dict[str, Any]) -> list[str]:
         is_base = v["variant"] == evidence.get("baseline")
         delta = EMPTY if is_base else f"{TOK_S.number(v.get('delta'), True)} {_ci(v.get('delta_low'), v.get('delta_high'), TOK_S, True)}"
         lines.append(
-            f"| {_cell(v['variant'])}{' (baseline)' if is_base else ''} | {v['runs']} | {TOK_S.number(v['headline'])} "
+            f"| {table_cell(v['variant'])}{' (baseline)' if is_base else ''} | {v['runs']} | {TOK_S.number(v['headline'])} "
             f"| {TOK_S.number(v['mean_of_runs'])} {_ci(v['ci_low'], v['ci_high'])} | {delta} "
             f"| {EMPTY if is_base else PERCENT.text(v.get('delta_pct'), signed=True)} "
             f"| {v.get('verdict') or EMPTY} | {ACCEPT.number(v.get('tokens_per_step'))} "
@@ -103,9 +104,9 @@ def numbers_table(evidence: dict[str, Any]) -> list[str]:
 def break_even_lines(evidence: dict[str, Any]) -> list[str]:
     """One line per frozen break-even figure; a figure outside its domain (τ or r below 1) says why instead."""
     return [
-        f"- **{_cell(b['variant'])}**: {reason}"
+        f"- **{table_cell(b['variant'])}**: {reason}"
         if (reason := break_even_reason(b["tokens_per_step"], b["cost_ratio"])) else
-        f"- **{_cell(b['variant'])}**: r = {RATIO.number(b['cost_ratio'])} (cycle {MS.text(b['cycle_ms'])} — "
+        f"- **{table_cell(b['variant'])}**: r = {RATIO.number(b['cost_ratio'])} (cycle {MS.text(b['cycle_ms'])} — "
         f"{b['cycle_source']} — vs baseline step {MS.text(b['baseline_step_ms'])}). Breaks even at τ = "
         f"{ACCEPT.text(b['needed_tokens_per_step'])}, i.e. **{ACCEPT.number(b['needed_accepted_drafts'])} accepted "
         f"drafts/step** (has {ACCEPT.number(b['tokens_per_step'] - 1)}); at its accept length it would need a cycle ≤ "
@@ -120,7 +121,7 @@ def comparability_lines(evidence: dict[str, Any]) -> list[str]:
         return ["None beyond the drafter and its speculation settings: like-for-like."]
     lines = ["| variant | setting | baseline | this | like-for-like? |", "|---|---|---|---|---|"]
     for f in findings:
-        lines.append(f"| {_cell(f['variant'])} | {_cell(f['setting'])} | {_cell(f['baseline'])} | {_cell(f['this'])} "
+        lines.append(f"| {table_cell(f['variant'])} | {table_cell(f['setting'])} | {table_cell(f['baseline'])} | {table_cell(f['this'])} "
                      f"| {'yes (' + f['kind'] + ')' if f['like_for_like'] else '**no** (' + f['kind'] + ')'} |")
     return lines
 

@@ -16,11 +16,12 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from ingest.errors import SpecdashError
+from ingest.storage.store import utc_now
 
 API_PATHS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 READY_POLL_S = 0.5
@@ -372,6 +373,3 @@ def stopped_midway(where: str, result: Streamed, why: str) -> BenchError:
     return BenchError(where, f"the stream stopped mid-way after {len(result.content_times)} content chunks ({why})",
                       hint="the server may have crashed or dropped the connection; check its log")
 
-
-def utc_now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)

@@ -175,7 +175,7 @@ def jsonl_prompt(path: Path, number: int, line: str) -> str:
 def run_session(args: argparse.Namespace, plan: Plan, on_run: RunHook,
                 on_tick: TickHook | None = None) -> tuple[Session, tuple[Snapshot | None, Snapshot | None]]:
     server = server_answers(plan.root)
-    started_at = client.utc_now()
+    started_at = store.utc_now()
     warmups = run_warmups(plan, on_run)
     before = metrics_snapshot(plan.root, server, "before")
     profile_dir = Path(args.profile_dir).resolve() if args.profile_dir else None
@@ -228,7 +228,7 @@ def server_answers(root: str) -> dict[str, Any]:
 
 def metrics_snapshot(root: str, server: dict[str, Any], when: str) -> Snapshot | None:
     """``/metrics`` as Prometheus text, with its status noted in ``server``; None where there is none."""
-    taken_at = client.utc_now()
+    taken_at = store.utc_now()
     answer = client.optional(root, "GET", "/metrics")
     status = {key: value for key, value in answer.record().items() if key != "answer"}
     server[f"metrics_{when}"] = status
