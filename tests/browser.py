@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -51,10 +51,39 @@ def tab(browser: Any, width: int, **context_options: Any) -> Iterator[Any]:
     context.close()
 
 
+@pytest.fixture(scope="module")
+def kept_tabs(browser: Any) -> Iterator[Callable[..., Any]]:
+    """``kept_tabs(width, **context_options)``: one tab per width and options for the whole module, reused test
+    after test. A fresh browser context per test made Chromium parse and compile Streamlit's bundle anew each
+    time, about 3 core-seconds a test; a kept tab reloads it from its warm cache."""
+    kept: dict[tuple[int, str], Any] = {}
+
+    def kept_tab(width: int, **context_options: Any) -> Any:
+        key = (width, repr(sorted(context_options.items())))
+        if key not in kept:
+            context = browser.new_context(viewport={"width": width, "height": 1000}, **context_options)
+            kept[key] = context.new_page()
+            kept[key].set_default_timeout(TAB_TIMEOUT_MS)
+        return kept[key]
+
+    yield kept_tab
+    for opened in kept.values():
+        opened.context.close()
+
+
+@contextmanager
+def reused(opened: Any) -> Iterator[Any]:
+    """A kept tab for one test; left on a blank page afterwards, so that test's Streamlit session ends with it."""
+    try:
+        yield opened
+    finally:
+        opened.goto("about:blank")
+
+
 @pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
-def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+def page(kept_tabs: Callable[..., Any], request: pytest.FixtureRequest) -> Iterator[Any]:
     """A tab at each of ``WIDTHS``: every test that takes it runs once per width."""
-    with tab(browser, request.param) as opened:
+    with reused(kept_tabs(request.param)) as opened:
         yield opened
 
 

@@ -9,14 +9,23 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from dashboard.analysis import data
-from tests.browser import CHROMIUM, WIDTHS, browser, look_at, screenshot, served, tab  # noqa: F401 (browser: a fixture)
+from tests.browser import (  # noqa: F401 (browser, kept_tabs: fixtures)
+    CHROMIUM,
+    WIDTHS,
+    browser,
+    kept_tabs,
+    look_at,
+    reused,
+    screenshot,
+    served,
+)
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.browser
@@ -24,7 +33,7 @@ pytestmark = pytest.mark.browser
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, expect  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
 TIMEOUT_MS = 60_000
 expect.set_options(timeout=20_000)  # the first view of a cold server computes every query once
@@ -47,8 +56,8 @@ def base_url(store_copy: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:  # noqa: F811 (one wide tab that takes downloads: the ledger test saves reports)
-    with tab(browser, 1400, accept_downloads=True) as opened:
+def page(kept_tabs: Callable[..., Page]) -> Iterator[Page]:  # noqa: F811 (one wide tab that takes downloads: the ledger test saves reports)
+    with reused(kept_tabs(1400, accept_downloads=True)) as opened:
         opened.set_default_timeout(TIMEOUT_MS)
         yield opened
 
@@ -191,27 +200,40 @@ def test_upload_a_file_then_see_two_phases(base_url: str, page: Page, store_copy
 PAGES = ["compare", "breakeven", "breakdown", "run", "phases", "decisions", "ingest"]
 
 
-def look_at_every_page(browser: Browser, base_url: str, width: int, prefix: str,
-                       extra: tuple[tuple[str, str], ...] = ()) -> list[str]:
-    """Every page (and each tab of a page with tabs) at ``width``: screenshots ``PREFIX-PAGE-WIDTH.png``, the problems seen."""
-    context = browser.new_context(viewport={"width": width, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
+def look_at_every_page(page: Page, base_url: str, prefix: str, extra: tuple[tuple[str, str], ...] = ()) -> list[str]:
+    """Every page (and each tab of a page with tabs) in ``page``'s width: screenshots ``PREFIX-PAGE-WIDTH.png``,
+    the problems seen. Pages are opened from the sidebar, as a person moves between them; ``extra`` views by URL."""
+    page.goto(f"{base_url}/")
     problems: list[str] = []
-    try:
-        for name, path in [*((p, "" if p == "compare" else p) for p in PAGES), *extra]:
-            page.goto(f"{base_url}/{path}")
-            problems += look_at(page, f"{prefix}-{name}-{width}")
-            for index, tab in enumerate(page.get_by_role("tab").all()[1:], 1):
-                tab.click()
-                problems += look_at(page, f"{prefix}-{name}-tab{index}-{width}")
-    finally:
-        context.close()
+    for name in PAGES:
+        if name != "compare":
+            open_from_sidebar(page, name)
+        problems += look_at_with_tabs(page, f"{prefix}-{name}")
+    for name, path in extra:
+        page.goto(f"{base_url}/{path}")
+        problems += look_at_with_tabs(page, f"{prefix}-{name}")
+    return problems
+
+
+def open_from_sidebar(page: Page, path: str) -> None:
+    """Click the sidebar's link to ``path``: Streamlit switches pages in the same session, without a reload."""
+    page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').click()
+    page.wait_for_url(lambda url: urlparse(url).path == f"/{path}")
+
+
+def look_at_with_tabs(page: Page, stem: str) -> list[str]:
+    """The page and each of its other tabs, shot as ``STEM-WIDTH.png`` and ``STEM-tabN-WIDTH.png``."""
+    width = page.viewport_size["width"]
+    problems = look_at(page, f"{stem}-{width}")
+    for index, tab in enumerate(page.get_by_role("tab").all()[1:], 1):
+        tab.click()
+        problems += look_at(page, f"{stem}-tab{index}-{width}")
     return problems
 
 
 @pytest.mark.parametrize("width", WIDTHS, ids=[f"{w}px" for w in WIDTHS])
-def test_every_page_fits_at_both_widths(browser: Browser, base_url: str, store_copy: Path, width: int) -> None:
+def test_every_page_fits_at_both_widths(kept_tabs: Callable[..., Page], base_url: str, store_copy: Path, width: int) -> None:
     k2 = data.sessions(store_copy, ["phase-0"], ["k2-drafter"])["session_id"].iloc[0]
-    problems = look_at_every_page(browser, base_url, width, "demo", (("run-k2-run4", f"run?session={k2}&run=4"),))
+    with reused(kept_tabs(width)) as page:
+        problems = look_at_every_page(page, base_url, "demo", (("run-k2-run4", f"run?session={k2}&run=4"),))
     assert problems == [], "\n".join(problems)

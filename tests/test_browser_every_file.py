@@ -15,8 +15,8 @@ import pytest
 from dashboard.analysis import data
 from tests.browser import (  # noqa: F401
     CHROMIUM,
-    WIDTHS,
     browser,
+    kept_tabs,
     open_section,
     page,
     screenshot,
@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.corpus]
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (make test installs it)", allow_module_level=True)
 
-from playwright.sync_api import Browser, Page, expect  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
 from tests.test_browser import look_at_every_page  # noqa: E402
 
@@ -103,8 +103,7 @@ def test_phases_shows_the_evidence(base_url: str, page: Page) -> None:
     screenshot(page, f"every-file-phases-{width(page)}")
 
 
-@pytest.mark.parametrize("width", WIDTHS, ids=[f"{w}px" for w in WIDTHS])
-def test_every_page_fits_at_both_widths(browser: Browser, base_url: str, corpus_db: Path, width: int) -> None:
+def test_every_page_fits_at_both_widths(page: Page, base_url: str, corpus_db: Path) -> None:
     extra = (("run-lifetime", f"run?session={lifetime_session(corpus_db)}"), ("breakdown-traces", "breakdown?variant=unlabelled%3A+traces"))
-    problems = look_at_every_page(browser, base_url, width, "corpus", extra)
+    problems = look_at_every_page(page, base_url, "corpus", extra)
     assert problems == [], "\n".join(problems)

@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import ingest_paths
-from tests.browser import CHROMIUM, browser, open_section, page, screenshot, served  # noqa: F401 (browser, page: fixtures)
+from tests.browser import (  # noqa: F401 (browser, kept_tabs, page: fixtures)
+    CHROMIUM,
+    browser,
+    kept_tabs,
+    open_section,
+    page,
+    screenshot,
+    served,
+)
 from tests.test_trace_links import EAGLE3, PROFILE_ID, PROFILED_LOG, trace_named
 
 pytestmark = pytest.mark.browser

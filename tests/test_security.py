@@ -272,7 +272,7 @@ def browser() -> Iterator[Browser]:
         chromium.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # one tab for the module: a fresh one per test costs Chromium ~3 core-seconds
 def page(browser: Browser, app: App) -> Iterator[Page]:
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     tab = context.new_page()
