@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import memory, queries
+from ingest.storage.store import shared_reads
 
 memory.cap_arenas()
 st.set_page_config(page_title="specdash", page_icon=":material/speed:", layout="wide")
@@ -35,6 +36,7 @@ with st.sidebar:
     st.caption("Every view's selection is in the page URL: copy it to share this exact view.")
 
 try:
-    navigation.run()
+    with shared_reads():  # the page's reads share one connection to the store, closed when it is done
+        navigation.run()
 finally:  # also after st.stop() and page switches
     memory.give_back()

@@ -87,3 +87,32 @@ def test_a_bad_file_fails_alone_and_others_still_load(isolated_store: Path, tmp_
     assert [r.failed for r in reports] == [True, False]
     assert str(bad) in str(reports[0].error)
     assert counts(isolated_store)["sessions"] == 1
+
+
+# --- a page's reads share one connection (store.shared_reads) ------------------------------------------
+
+def test_reads_in_a_shared_block_open_the_store_once(isolated_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dashboard.analysis import data
+
+    ingest_paths([DEMO_K2], isolated_store, phase="phase-0", variant="k2-drafter")
+    opened: list[bool] = []
+    real_open = store.open_with_retry
+    monkeypatch.setattr(store, "open_with_retry", lambda path, **kw: opened.append(kw["read_only"]) or real_open(path, **kw))
+    with store.shared_reads(), store.shared_reads():  # an inner block joins the outer one
+        runs = [len(data.frame(isolated_store, "SELECT * FROM bench_runs")) for _ in range(3)]
+    assert opened == [True] and runs[0] > 0 and len(set(runs)) == 1
+    data.frame(isolated_store, "SELECT 1")
+    assert opened == [True, True]  # outside the block each read opens (and closes) its own
+
+
+def test_a_write_inside_a_shared_block_closes_the_read_connection_first(isolated_store: Path, tmp_path: Path) -> None:
+    from dashboard.analysis import data
+
+    ingest_paths([DEMO_K2 / "bench.json"], isolated_store, phase="phase-0", variant="k2-drafter")
+    with store.shared_reads():
+        before = data.frame(isolated_store, "SELECT count(*) AS n FROM sources")["n"].iloc[0]
+        ingest_paths([DEMO_K2 / "server.log"], isolated_store, phase="phase-0", variant="k2-drafter")  # no lock wait
+        after = data.frame(isolated_store, "SELECT count(*) AS n FROM sources")["n"].iloc[0]
+    assert (before, after) == (1, 2)
+    with duckdb.connect(str(isolated_store)) as con:  # the block's end closed it: a writer opens at once
+        assert con.execute("SELECT count(*) FROM sources").fetchone() == (2,)
