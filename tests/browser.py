@@ -1,8 +1,8 @@
 """Helpers for browser tests: a real `specdash serve` and Debian's Chromium driven by Playwright.
 
-The fixtures ``browser`` (one Chromium per test module) and ``page`` (a tab at 1280 and at 1920 px) are
-imported by the test modules that use them; playwright is imported only when they run, so a machine
-without it can still import this module (the test modules skip themselves without Chromium).
+The fixtures ``browser`` (one Chromium per test module), ``kept_tabs`` and ``page`` (a tab at 1280 and at
+1920 px) reach every test module through tests/conftest.py; playwright is imported only when they run, so a
+machine without it can still import this module (the test modules skip themselves without Chromium).
 """
 from __future__ import annotations
 

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 from streamlit.components.v2 import manifest_scanner
 
+# The browser fixtures (tests/browser.py), for every test module that takes them; a module may define its own.
+from tests.browser import browser, kept_tabs, page  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 CORPUS = Path(os.environ.get("SPECDASH_CORPUS", ROOT.parent / "shared" / "corpus"))

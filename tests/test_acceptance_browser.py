@@ -16,15 +16,7 @@ import pytest
 from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
 from tests import browser as browser_helpers
-from tests.browser import (  # noqa: F401 (browser, kept_tabs, page: fixtures)
-    CHROMIUM,
-    browser,
-    kept_tabs,
-    look_at,
-    page,
-    served,
-    served_copy,
-)
+from tests.browser import CHROMIUM, look_at, served, served_copy
 from tests.conftest import CORPUS
 from tests.stores import ingested_store
 

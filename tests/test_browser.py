@@ -16,16 +16,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from dashboard.analysis import data
-from tests.browser import (  # noqa: F401 (browser, kept_tabs: fixtures)
-    CHROMIUM,
-    WIDTHS,
-    browser,
-    kept_tabs,
-    look_at,
-    reused,
-    screenshot,
-    served,
-)
+from tests.browser import CHROMIUM, WIDTHS, look_at, reused, screenshot, served
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.browser
@@ -56,7 +47,7 @@ def base_url(store_copy: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def page(kept_tabs: Callable[..., Page]) -> Iterator[Page]:  # noqa: F811 (one wide tab that takes downloads: the ledger test saves reports)
+def page(kept_tabs: Callable[..., Page]) -> Iterator[Page]:  # one wide tab that takes downloads: the ledger test saves reports
     with reused(kept_tabs(1400, accept_downloads=True)) as opened:
         opened.set_default_timeout(TIMEOUT_MS)
         yield opened

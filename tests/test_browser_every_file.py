@@ -13,15 +13,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.analysis import data
-from tests.browser import (  # noqa: F401
-    CHROMIUM,
-    browser,
-    kept_tabs,
-    open_section,
-    page,
-    screenshot,
-    served,
-)
+from tests.browser import CHROMIUM, open_section, screenshot, served
 from tests.conftest import CORPUS
 from tests.stores import ingested_store
 from tests.test_every_file import corpus_paths

@@ -11,15 +11,7 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import ingest_paths
-from tests.browser import (  # noqa: F401 (browser, kept_tabs, page: fixtures)
-    CHROMIUM,
-    browser,
-    kept_tabs,
-    open_section,
-    page,
-    screenshot,
-    served,
-)
+from tests.browser import CHROMIUM, open_section, screenshot, served
 from tests.test_trace_links import EAGLE3, PROFILE_ID, PROFILED_LOG, trace_named
 
 pytestmark = pytest.mark.browser

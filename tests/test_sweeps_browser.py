@@ -8,15 +8,7 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import ingest_paths
-from tests.browser import (  # noqa: F401 (browser, kept_tabs, page: fixtures)
-    CHROMIUM,
-    browser,
-    kept_tabs,
-    look_at,
-    page,
-    served,
-    served_copy,
-)
+from tests.browser import CHROMIUM, look_at, served, served_copy
 from tests.conftest import CORPUS
 
 pytestmark = [pytest.mark.browser]
