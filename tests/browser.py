@@ -41,16 +41,6 @@ def browser() -> Iterator[Any]:
         chromium.close()
 
 
-@contextmanager
-def tab(browser: Any, width: int, **context_options: Any) -> Iterator[Any]:
-    """A fresh browser context's page, ``width`` px wide and 1000 high, closed afterwards."""
-    context = browser.new_context(viewport={"width": width, "height": 1000}, **context_options)
-    page = context.new_page()
-    page.set_default_timeout(TAB_TIMEOUT_MS)
-    yield page
-    context.close()
-
-
 @pytest.fixture(scope="module")
 def kept_tabs(browser: Any) -> Iterator[Callable[..., Any]]:
     """``kept_tabs(width, **context_options)``: one tab per width and options for the whole module, reused test

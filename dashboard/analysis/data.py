@@ -25,7 +25,7 @@ from ingest.storage.labels import (
     NO_PHASE,  # evidence without --phase: a phase of its own on every page, and in $phases
 )
 from ingest.storage.sql import fetch_value
-from ingest.storage.store import migration_files, read_only
+from ingest.storage.store import migration_files, read_connection
 
 READ_LOCK_WAIT_S = 10.0
 MAX_POINTS = 2000  # time series are downsampled in SQL to at most this many points
@@ -58,7 +58,7 @@ def reader(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
     path = Path(db_path)
     if not path.exists():
         raise NoStore(path, "no store yet", hint="run `specdash ingest FILES` or `specdash demo`")
-    with read_only(path, wait_s=READ_LOCK_WAIT_S) as con:
+    with read_connection(path, wait_s=READ_LOCK_WAIT_S) as con:
         yield con
 
 

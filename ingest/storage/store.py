@@ -106,7 +106,7 @@ def shared_reads() -> Iterator[None]:
     and a dashboard page reads 10-30 times; the page also reads one version of the store throughout. A
     writer opened on this thread closes the shared connection first: DuckDB cannot hold one file open
     read-only and read-write in one process."""
-    if getattr(_this_thread, "shared", None) is not None:
+    if _shared_connections() is not None:
         yield
         return
     _this_thread.shared = {}
@@ -119,10 +119,10 @@ def shared_reads() -> Iterator[None]:
 
 
 @contextmanager
-def read_only(db_path: Path, wait_s: float) -> Iterator[duckdb.DuckDBPyConnection]:
+def read_connection(db_path: Path, wait_s: float) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to the store: inside ``shared_reads``, this thread's shared one; else one of its
     own, closed on exit. Waits up to ``wait_s`` while a writer holds the store."""
-    shared: dict[str, duckdb.DuckDBPyConnection] | None = getattr(_this_thread, "shared", None)
+    shared = _shared_connections()
     if shared is None:
         con = open_with_retry(db_path, read_only=True, wait_s=wait_s)
         try:
@@ -130,16 +130,21 @@ def read_only(db_path: Path, wait_s: float) -> Iterator[duckdb.DuckDBPyConnectio
         finally:
             con.close()
         return
-    if str(db_path) not in shared:
-        shared[str(db_path)] = open_with_retry(db_path, read_only=True, wait_s=wait_s)
-    yield shared[str(db_path)]
+    key = str(db_path.resolve())  # one key per file, however its path was written
+    if key not in shared:
+        shared[key] = open_with_retry(db_path, read_only=True, wait_s=wait_s)
+    yield shared[key]
 
 
 def close_shared_read(db_path: Path) -> None:
-    shared: dict[str, duckdb.DuckDBPyConnection] | None = getattr(_this_thread, "shared", None)
-    con = shared.pop(str(db_path), None) if shared else None
+    shared = _shared_connections()
+    con = shared.pop(str(db_path.resolve()), None) if shared else None
     if con is not None:
         con.close()
+
+
+def _shared_connections() -> dict[str, duckdb.DuckDBPyConnection] | None:
+    return getattr(_this_thread, "shared", None)
 
 
 @contextmanager
