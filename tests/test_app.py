@@ -247,6 +247,16 @@ def test_run_page_diffs_the_config_against_the_baseline(demo_db: Path, monkeypat
     assert len(config) > 20 and url(app, "diff_only") == ["0"]
 
 
+def test_run_page_opens_the_settings_when_a_speculating_baseline_differs_in_a_speculation_setting(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Compare's rule (compare.breaks_like_for_like): against a baseline that speculates itself, a speculation
+    # setting that differs is not like-for-like; against one without speculation it differs by design.
+    app = run_page("views/run.py", demo_db, monkeypatch, {"session": k2_session(demo_db), "baseline": "from-scratch"})
+    [settings] = [e for e in app.expander if e.label.startswith("Differing settings")]
+    assert settings.label.endswith("speculation setting — not like-for-like") and settings.proto.expanded
+
+
 def test_run_page_lists_every_setting_closed_when_the_baseline_is_the_session_itself(
     demo_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

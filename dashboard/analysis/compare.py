@@ -313,9 +313,6 @@ KEY_SETTINGS = ("model_path", "version", "tp_size", "dp_size", "ep_size", "pp_si
                 "cuda_graph_max_bs", "attention_backend", "kv_cache_dtype", "quantization", "max_running_requests",
                 "speculative_algorithm", "speculative_draft_model_path", "speculative_num_steps",
                 "speculative_eagle_topk", "speculative_num_draft_tokens")
-# The kinds of setting that differ by design between a drafter and its baseline; any other differing kind
-# makes a comparison not like-for-like.
-EXPECTED_KINDS = frozenset({"drafter", "speculation setting"})
 KIND_EXPLAINED = {
     "drafter": "what the variant is: expected to differ",
     "speculation setting": "by design against a baseline without speculation; matters between drafters",
@@ -340,6 +337,13 @@ def setting_kind(key: str) -> str:
     if key.startswith(SPEC_KEY_PREFIX):
         return "speculation setting"
     return "setup"
+
+
+def breaks_like_for_like(kind: str, baseline_speculates: bool) -> bool:
+    """Whether a setting of this kind that differs makes a comparison not like-for-like: a setup setting always,
+    a speculation setting only against a baseline that speculates itself (else it differs by design), the
+    drafter never (it is what the variant is)."""
+    return kind == "setup" or (kind == "speculation setting" and baseline_speculates)
 
 
 def config_diff(base: dict[str, Any], other: dict[str, Any]) -> list[dict[str, Any]]:
@@ -408,9 +412,9 @@ def comparability(
             if variant == baseline:
                 continue
             for diff in config_diff(base_args, args):
-                breaks = diff["kind"] == "setup" or (diff["kind"] == "speculation setting" and base_spec)
                 if diff["kind"] != "drafter":
-                    findings.append(finding(variant, diff["key"], diff["baseline"], diff["this"], diff["kind"], breaks))
+                    findings.append(finding(variant, diff["key"], diff["baseline"], diff["this"], diff["kind"],
+                                            breaks_like_for_like(diff["kind"], base_spec)))
     for _, row in configs.iterrows():
         if (distinct := _num(row.get("distinct_configs"))) and distinct > 1:
             findings.append(finding(row["variant"], "server config", "one", f"{int(row['distinct_configs'])} different",

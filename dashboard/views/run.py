@@ -256,20 +256,22 @@ else:
     DIFF_ONLY.publish()
     diff_only = st.session_state[DIFF_ONLY.key]
     alone = base.empty or baseline == session["variant"]  # nothing to diff against: every setting is listed
+    base_args = {} if base.empty else compare.config_args(base.iloc[0])
     if alone:
         table = compare.side_by_side({f"this ({session['variant']})": args}, diff_only=False)
         st.caption("No other variant's config to diff against: pick a different baseline above." if not base.empty or not baseline
                    else f"No config ingested for {baseline}.")
     else:
-        table = compare.side_by_side({f"this ({session['variant']})": args, f"baseline ({baseline})": compare.config_args(base.iloc[0])},
+        table = compare.side_by_side({f"this ({session['variant']})": args, f"baseline ({baseline})": base_args},
                                       diff_only=diff_only)
         st.caption(f"{len(table)} setting(s) {'differ' if diff_only else 'in all'}; kinds: "
                    + "; ".join(f"**{k}** — {v}" for k, v in compare.KIND_EXPLAINED.items() if k in set(table["kind"])))
     key_first = table.assign(_key=~table["setting"].isin(compare.KEY_SETTINGS)).sort_values(["_key", "setting"]).drop(columns="_key")
-    # Open by itself when a setting beyond the drafter's differs (not like-for-like); else its label says what differs.
+    # Open by itself when a differing setting makes the comparison not like-for-like (Compare's rule); else its label says what differs.
     kinds = sorted(set(key_first["kind"]))
     differing = diff_only and not alone
-    unlike = differing and not set(kinds) <= compare.EXPECTED_KINDS
+    baseline_speculates = bool(base_args.get("speculative_algorithm"))
+    unlike = differing and any(compare.breaks_like_for_like(kind, baseline_speculates) for kind in kinds)
     settings_box = sections.section(f"{'Differing settings' if differing else 'Settings'} ({COUNT.text(len(key_first))}): "
                                     f"{', '.join(kinds) or 'none'}" + (" — not like-for-like" if unlike else ""),
                                     Keys.section_config_settings, expanded=unlike)
