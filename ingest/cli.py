@@ -16,12 +16,16 @@ from pathlib import Path
 from typing import NoReturn
 
 from ingest.errors import SpecdashError
+from ingest.explain import candidates, shape
 from ingest.formats import ParseOptions
 from ingest.pipeline import FileReport, expand_paths, ingest_paths, skipped_summary
 from ingest.progress import ProgressBar
-from ingest.registry import registered_formats
+from ingest.reader import read_head
+from ingest.registry import detect, folder_format, registered_formats
 from ingest.storage import labels, store
 from ingest.storage.sweep_status import sweep_lines
+
+SHOWN_CANDIDATES = 3  # closest formats `specdash formats --explain` lists for a file none reads
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -96,8 +100,13 @@ def link_to_problem(db: Path, wanted: str, paths: list[str]) -> str | None:
 
 
 def cmd_formats(args: argparse.Namespace) -> int:
-    """Every format ingest reads, in the order detection tries them, each with an example line."""
+    """Every format ingest reads, in the order detection tries them, each with an example line; with
+    ``--explain FILE…``, which format reads each file, or the formats it came close to and why none read it."""
     formats = registered_formats()
+    if args.explain:
+        for path in args.explain:
+            print("\n".join(explanation_lines(Path(path))))
+        return 0
     if args.json:
         print(json.dumps([{"kind": f.kind, "description": f.description, "example": f.example} for f in formats], indent=2))
         return 0
@@ -106,6 +115,28 @@ def cmd_formats(args: argparse.Namespace) -> int:
         print(f"\n{file_format.kind}: {file_format.description}")
         print(f"    {file_format.example or '(no example line declared)'}")
     return 0
+
+
+def explanation_lines(path: Path) -> list[str]:
+    """``FILE: read as KIND`` or ``FILE: not read`` with the closest formats (what each shows and lacks) and
+    the content's shape."""
+    if path.is_dir():
+        folder = folder_format(path)
+        return [f"{path}: read as {folder.kind} (a folder)" if folder else f"{path}: a folder; `specdash ingest` walks it"]
+    try:
+        found = detect(path)
+        return [f"{path}: read as {found.kind} ({found.description})"]
+    except SpecdashError as error:
+        lines = [f"{path}: not read — {error.message}"]
+    try:
+        head = read_head(path)
+    except (OSError, SpecdashError):  # missing, unreadable or a broken gzip: the line above says so
+        return lines
+    close = candidates(head, registered_formats())[:SHOWN_CANDIDATES]
+    lines += [f"  {c.format.kind}: shows {', '.join(c.found)}" + (f"; lacks {', '.join(c.missing)}" if c.missing else "")
+              for c in close]
+    lines.append(f"  content: {shape(head)}")
+    return lines
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -215,6 +246,8 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
 
     formats = sub.add_parser("formats", help="list the formats ingest reads, each with an example line")
     formats.add_argument("--json", action="store_true", help="a JSON list of {kind, description, example}")
+    formats.add_argument("--explain", nargs="+", metavar="FILE",
+                         help="which format reads each FILE, or the formats it came closest to and what each lacks")
     formats.set_defaults(func=cmd_formats)
 
     status = sub.add_parser("status", help="what the store holds")

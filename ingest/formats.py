@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ingest.model import ParsedSource
 
@@ -20,6 +21,16 @@ class ParseOptions:
     extra: dict[str, str] = field(default_factory=dict)
     # Called by parsers that stream big files as (bytes_done, bytes_total); the CLI draws a bar.
     on_progress: Callable[[int, int], None] | None = field(default=None, compare=False)
+
+
+class Sign(NamedTuple):
+    """Something a file of a format shows that a person would recognise it by: a regular expression searched
+    (case-insensitively, multi-line) in the file's first 64 KiB, and what to call it when it is missing
+    ("a 'num_drafts:' line"). Signs only explain a file no format read (`specdash formats --explain`);
+    they never decide a format: the sniffer does."""
+
+    pattern: str
+    what: str
 
 
 @dataclass(frozen=True)
@@ -45,3 +56,6 @@ class Format:
     # The source's identity, for files too big to hash whole (a 2 GB drafter: the sha256 of what
     # its parser reads); None: the sha256 of the file's bytes.
     fingerprint: Callable[[Path], str] | None = None
+    # What a file of this format shows (``Sign``), for telling a user which format a file they hoped would load
+    # came closest to and what it lacks.
+    signs: tuple[Sign, ...] = ()

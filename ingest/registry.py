@@ -20,6 +20,7 @@ from pathlib import Path
 
 import ingest.parsers
 from ingest.errors import UnrecognizedFormat
+from ingest.explain import nearest
 from ingest.formats import Format
 from ingest.reader import NotExperimentData, read_head, reject_binary
 
@@ -31,7 +32,7 @@ NOT_DATA_NAMES: tuple[tuple[str, str], ...] = (
     ("*.markdown", "Markdown"),
     ("*.source", "*.source notes"),
 )
-UNRECOGNIZED_HINT = "`specdash formats` lists the formats read, with an example line of each"
+UNRECOGNIZED_HINT = "`specdash formats --explain FILE` shows the formats it came closest to"
 # Parser modules that declare no format and are not imported to find formats: the compiled log
 # kernels load numba and LLVM (~110 MB), which only reading a log may cost.
 NOT_SCANNED = frozenset({"ingest.parsers.sglang.log_kernels", "ingest.parsers.logs.byte_kernels"})
@@ -80,7 +81,7 @@ def detect(path: Path) -> Format:
     for candidate in registered_formats():
         if candidate.sniff(head):
             return candidate
-    message = "no known format recognized in its first 64 KiB"
+    message = f"no format reads it; {nearest(head, registered_formats())}"
     if note is not None:
         raise NotExperimentData(path, message, what=note, hint=UNRECOGNIZED_HINT)
     raise UnrecognizedFormat(path, message, hint=UNRECOGNIZED_HINT)

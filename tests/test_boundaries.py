@@ -148,7 +148,7 @@ def test_ingest_is_grouped_by_role() -> None:
     ``storage/``; only the pipeline, the command line and the contract between them at the top."""
     top = {path.name for path in (ROOT / "ingest").glob("*.py")}
     assert top == {
-        "__init__.py", "__main__.py", "cli.py", "pipeline.py", "registry.py", "formats.py", "model.py",
+        "__init__.py", "__main__.py", "cli.py", "pipeline.py", "registry.py", "explain.py", "formats.py", "model.py",
         "tables.py", "reader.py", "errors.py", "progress.py",
     }
     families = {path.name for path in (ROOT / "ingest" / "parsers").iterdir() if (path / "__init__.py").exists()}

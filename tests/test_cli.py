@@ -41,7 +41,7 @@ def test_gzipped_files_are_read(isolated_store: Path, tmp_path: Path, capsys: py
     ("name", "content", "expected"),
     [
         ("truncated.json", b'{"format": "specdash.bench/1", "runs": [{"tokens": 20', "invalid JSON"),
-        ("nothing.log", b"hello\nthis is not a server log\n", "no known format recognized"),
+        ("nothing.log", b"hello\nthis is not a server log\n", "no format reads it; it shows nothing of any format read: text whose first line is 'hello'"),
         ("blob.bin", b"\x00\x01\x02binary\x00" * 50, "binary content"),
         ("empty.log", b"", "empty"),
         ("broken.json.gz", gzip.compress(b'{"runs": []}' * 1000, mtime=0)[:40], "gzip"),

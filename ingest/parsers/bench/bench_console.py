@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.bench.bench_fields import (
     NULL_TEXTS,
@@ -280,6 +280,13 @@ FORMAT = Format(
         "or vLLM's 'Speculative Decoding' section alone)"
     ),
     sniff=sniff,
+    signs=(
+        Sign('=+ ?Serving Benchmark Result ?=+', "the '==== Serving Benchmark Result ====' banner"),
+        Sign('^\\s*Output token throughput \\(tok/s\\):', "an 'Output token throughput (tok/s):' row"),
+        Sign('^\\s*(Successful requests|Benchmark duration \\(s\\)):', "'Successful requests:' and 'Benchmark duration (s):' rows"),
+        Sign('-+ ?Speculative Decoding ?-+', "a 'Speculative Decoding' section"),
+        Sign('^\\s*(Acceptance rate \\(%\\)|Acceptance length|Draft tokens|Accepted tokens):\\s+[\\d.]+', "spec-decode rows ('Acceptance rate (%):')"),
+    ),
     parse=parse,
     example="============ Serving Benchmark Result ============",
     precedence=70,

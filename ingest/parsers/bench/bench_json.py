@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.reader import decode_text, read_all
 from ingest.tables import table_from_rows
@@ -273,6 +273,11 @@ FORMAT = Format(
     kind="bench_json",
     description="benchmark JSON (specdash.bench/1 or a list of runs with tokens/time keys)",
     sniff=sniff,
+    signs=(
+        Sign('"(runs|results|measurements)"\\s*:\\s*\\[|\\A\\s*\\[\\s*\\{', "a list of runs ('runs': […])"),
+        Sign('"(output_tokens|completion_tokens|generated_tokens|tokens)"\\s*:', "an output-token count per run ('output_tokens')"),
+        Sign('"(duration_s|duration|elapsed_s|latency_s|tok_per_s|tokens_per_second)"\\s*:', "a time or tok/s per run ('duration_s')"),
+    ),
     parse=parse,
     example='{"format": "specdash.bench/1", … "runs": [{"index": 1, "prompt_tokens": 30, "output_tokens": 2048, "duration_s": 25.0}, …]}',
     precedence=60,

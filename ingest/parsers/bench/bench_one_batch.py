@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.bench.bench_serving import records_to_tables, require_records
 from ingest.parsers.bench.json_records import read_json_records, sniff_keys
@@ -74,6 +74,10 @@ FORMAT = Format(
     kind=KIND,
     description="sglang.bench_one_batch_server / bench_one_batch JSONL (one JSON object per batch-size run)",
     sniff=sniff,
+    signs=(
+        Sign('"run_name"\\s*:', "a 'run_name' key"),
+        Sign('"(last_gen_throughput|overall_throughput|median_decode_throughput|acc_length|prefill_latency)"\\s*:', "one-batch result keys ('last_gen_throughput', 'acc_length')"),
+    ),
     parse=parse,
     example='{"run_name": "eagle3", "batch_size": 1, "input_len": 32, "output_len": 2048, "latency": 39.5, … "acc_length": 1.58}',
     precedence=40,

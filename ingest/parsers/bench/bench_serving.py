@@ -36,7 +36,7 @@ from typing import Any
 
 from ingest.derive.variants import derive_variant
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.bench.bench_fields import (
     as_float,
@@ -332,6 +332,11 @@ FORMAT = Format(
     kind=KIND,
     description="sglang.bench_serving --output-file JSONL (one JSON record per run)",
     sniff=sniff,
+    signs=(
+        Sign('"(output_throughput|output_token_throughput)"\\s*:', "an 'output_throughput' key"),
+        Sign('"(completed|duration|total_output_tokens|total_output)"\\s*:', "result keys ('completed', 'duration')"),
+        Sign('"(backend|dataset_name|request_rate|max_concurrency)"\\s*:', "bench_serving's argument keys ('backend', 'request_rate')"),
+    ),
     parse=parse,
     example='{"backend": "sglang", "dataset_name": "random", "request_rate": Infinity, "max_concurrency": 1, … "output_throughput": 81.98, …}',
     precedence=30,

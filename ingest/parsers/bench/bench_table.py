@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.bench.bench_fields import as_float, extra_json, map_record
 from ingest.parsers.bench.bench_json import RUN_ALIASES, SESSION_ALIASES, as_timestamp
@@ -326,6 +326,11 @@ FORMAT = Format(
     kind=KIND,
     description="a benchmark script's printed run table (| Run | Tokens | Time (s) | Throughput (tok/s) | ...)",
     sniff=sniff,
+    signs=(
+        Sign('^\\s*\\|?\\s*run\\s*(\\||\\s{2,})', "a 'Run' column"),
+        Sign('(\\||\\s{2,})\\s*tokens\\s*(\\||\\s{2,})', "a 'Tokens' column"),
+        Sign('time\\s*\\(s\\)|throughput\\s*\\(tok/s\\)', "a 'Time (s)' or 'Throughput (tok/s)' column"),
+    ),
     parse=parse,
     example="| Run | Tokens | Time (s) | Throughput (tok/s) | Prompt Length |",
     precedence=90,

@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.bench.bench_console import label_key, printed_value
 from ingest.parsers.bench.bench_fields import as_float, extra_json, map_record
@@ -349,6 +349,11 @@ FORMAT = Format(
         "Acceptance length: …'; gsm8k bench_sglang.py 'Latency: … s' / 'Output throughput: … token/s') or its result.jsonl"
     ),
     sniff=sniff,
+    signs=(
+        Sign('#questions:|"num_gpus"\\s*:', "a '#questions:' line or a 'num_gpus' key"),
+        Sign('throughput: [\\d.]+ token/s|"throughput"\\s*:', "a throughput ('Throughput: … token/s')"),
+        Sign('^\\s*(Acceptance length|Accept length|Latency): ?[\\d.]+|"(latency|accept_length)"\\s*:', "a latency or acceptance length"),
+    ),
     parse=parse,
     example="#questions: 80, Throughput: 378.57 token/s, Acceptance length: 5.39",
     precedence=110,

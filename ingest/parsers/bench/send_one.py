@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.bench.bench_fields import extra_json, map_record
 from ingest.reader import text_lines
@@ -97,6 +97,10 @@ FORMAT = Format(
     kind=KIND,
     description="SGLang send_one.py output (acc_length=X / speed=Y token/s)",
     sniff=sniff,
+    signs=(
+        Sign('^\\s*acc_length=\\d', "an 'acc_length=' line"),
+        Sign('^\\s*speed=[\\d.]+\\s*token/s', "a 'speed=… token/s' line"),
+    ),
     parse=parse,
     example="acc_length=1.58",
     precedence=100,

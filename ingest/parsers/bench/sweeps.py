@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.bench import bench_table
 from ingest.parsers.bench.bench_fields import as_float, as_int, extra_json
@@ -467,6 +467,11 @@ SPECULATIVE_FORMAT = Format(
     kind=SPECULATIVE_KIND,
     description="SGLang scripts/playground/bench_speculative.py JSONL (one line per batch size × drafter config)",
     sniff=sniff_speculative,
+    signs=(
+        Sign('"batch_size"\\s*:', "a 'batch_size' key"),
+        Sign('"(steps|topk|num_draft_tokens)"\\s*:', "drafter config keys ('steps', 'topk', 'num_draft_tokens')"),
+        Sign('"(acc_length|step_time|speed)"\\s*:', "'acc_length', 'step_time' and 'speed' keys"),
+    ),
     parse=parse_speculative,
     example='{"batch_size": 1, "steps": 3, "topk": 1, "num_draft_tokens": 4, "acc_length": 2.0, "step_time": 0.0333, "speed": 60.06, …}',
     precedence=35,
@@ -475,6 +480,11 @@ SPECFORGE_FORMAT = Format(
     kind=SPECFORGE_KIND,
     description="SpecForge benchmarks/bench_eagle3.py results JSON or SpecBundle data.json (per benchmark, per config)",
     sniff=sniff_specforge,
+    signs=(
+        Sign('"batch_size"\\s*:', "a 'batch_size' key"),
+        Sign('"(steps|topk|num_draft_tokens)"\\s*:', "drafter config keys ('steps', 'topk', 'num_draft_tokens')"),
+        Sign('"metrics"\\s*:\\s*\\[', "a 'metrics' list per config"),
+    ),
     parse=parse_specforge,
     example='{"mtbench": [{"batch_size": 1, "steps": 0, "topk": 0, "num_draft_tokens": 0, "metrics": [{"latency": 30.1, "output_throughput": 170.2, "accept_length": 1.0, …',
     precedence=55,
@@ -483,6 +493,11 @@ TABLE_FORMAT = Format(
     kind=TABLE_KIND,
     description="a sweep pasted as a table (| bs | steps | topk | num_draft | throughput | acc len |)",
     sniff=sniff_table,
+    signs=(
+        Sign('^\\s*\\|.*\\b(bs|batch[ _-]?size)\\b', "a batch-size column ('BS')"),
+        Sign('^\\s*\\|.*\\b(steps|topk|num[ _-]?draft)', "drafter config columns ('steps', 'topk', 'num draft')"),
+        Sign('^\\s*\\|.*(throughput|tok/s|acc(ept)?[ _.-]?len)', 'a throughput or accept-length column'),
+    ),
     parse=parse_table,
     example="| BS | Steps | TopK | Num Draft Tokens | Throughput (tok/s) | Accept Length | note |",
     precedence=95,

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.drafters import drafter_checks, safetensors
 from ingest.tables import DRAFTER_VOCAB, table_from_rows
@@ -103,6 +103,11 @@ FORMAT = Format(
     kind="eagle3_drafter",
     description="EAGLE-3 drafter checkpoint (a folder: config.json + safetensors; one .safetensors; or config.json alone)",
     sniff=sniff,
+    signs=(
+        Sign('"architectures"\\s*:', "an 'architectures' key"),
+        Sign('Eagle3|eagle3|EAGLE3', 'an EAGLE-3 architecture name'),
+        Sign('"(draft_vocab_size|vocab_size)"\\s*:', "'draft_vocab_size' / 'vocab_size' keys"),
+    ),
     parse=parse,
     example='{"architectures": ["LlamaForCausalLMEagle3"], … "vocab_size": 2048, "draft_vocab_size": 256}',
     precedence=5,

@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.reader import decode_text, read_all
 from ingest.tables import TOKEN_COUNTS
@@ -135,6 +135,10 @@ FORMAT = Format(
     description="tokens the target generated, for a drafter's coverage (target_id,count CSV; {\"token_counts\": …} JSON; "
                 "JSONL of output_ids / token_ids)",
     sniff=sniff,
+    signs=(
+        Sign('^\\s*target_id\\s*,\\s*count', "a 'target_id,count' header"),
+        Sign('"(token_counts|output_ids|token_ids)"\\s*:', "a 'token_counts' or 'output_ids' key"),
+    ),
     parse=parse,
     example="target_id,count",
     precedence=15,

@@ -42,7 +42,7 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.reader import text_lines
 from ingest.tables import table_from_rows
@@ -257,6 +257,11 @@ FORMAT = Format(
     kind=KIND,
     description="Prometheus /metrics text of an SGLang or vLLM server (or a Prometheus UI paste of its series)",
     sniff=sniff,
+    signs=(
+        Sign('^# (TYPE|HELP) ', "'# TYPE' / '# HELP' lines"),
+        Sign('^(sglang|vllm):\\w+', 'sglang: or vllm: metric names'),
+        Sign('^\\S*(spec_decode_num_(accepted|draft)_tokens|spec_accept_length|spec_accept_rate)\\S*(\\{[^}]*\\})? [-+\\d.eE]+$', 'spec-decode series with their values'),
+    ),
     parse=parse,
     example='vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="…",position="0"} 750.0',
     precedence=60,

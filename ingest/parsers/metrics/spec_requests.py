@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.reader import text_lines
 from ingest.tables import SCHEMAS, table_from_rows
@@ -622,6 +622,12 @@ FORMAT = Format(
     description="per-request spec-decode statistics (vLLM metrics.speculative_decoding, SGLang meta_info spec_*, "
                 "AIPerf spec_decode_acceptance)",
     sniff=sniff,
+    signs=(
+        Sign('"(speculative_decoding\\w*|spec_decode_acceptance|spec_\\w+)"\\s*:', "spec-decode fields ('speculative_decoding', 'spec_…')"),
+        Sign('"(spec_accept_length|spec_accept_rate|mean_acceptance_length|acceptance_rate|num_accepted_tokens|spec_num_correct_drafts|accepted_tokens)"\\s*:',
+             "an acceptance length, rate or accepted-token count"),
+        Sign('"(spec_verify_ct|num_drafts|num_draft_tokens|spec_num_proposed_drafts|draft_tokens)"\\s*:', "a draft or verify-step count"),
+    ),
     parse=parse,
     example='"speculative_decoding": {"mean_acceptance_length": 1.2325581395348837, … "acceptance_histogram": [39, 1, 0, 3], …',
     precedence=60,

@@ -54,7 +54,7 @@ import pyarrow.compute as pc
 from ingest.derive import accept
 from ingest.derive.variants import variant_label
 from ingest.errors import MalformedInput, UnrecognizedFormat
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.logs import log_lines
 from ingest.parsers.logs.log_lines import (
@@ -628,6 +628,13 @@ FORMAT = Format(
     kind=KIND,
     description="SGLang server log (Decode/Prefill batch stats lines, server_args dump)",
     sniff=sniff,
+    signs=(
+        Sign('\\[\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d(\\s+(TP|DP|EP|PP)\\d+[^\\]]*)?\\]', "SGLang's '[date time TPn]' line prefix"),
+        Sign('\\] Decode batch[.,]', "'Decode batch' stats lines"),
+        Sign('\\] Prefill batch[.,]', "'Prefill batch' stats lines"),
+        Sign('server_args=ServerArgs\\(|server_args=\\{', 'a server_args dump'),
+        Sign('accept len(gth)?:', "an 'accept len:' field"),
+    ),
     parse=parse,
     stream=stream,
     example="[2026-01-12 09:16:44 TP0] Decode batch, #running-req: 1, #token: 135, … accept len: 1.60, … gen throughput (token/s): 51.90, …",

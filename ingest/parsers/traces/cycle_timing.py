@@ -41,7 +41,7 @@ from ingest.derive.trace_rules import (
     VERIFY,
 )
 from ingest.errors import MalformedInput, UnrecognizedFormat
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.reader import text_lines
 from ingest.tables import table_from_rows
@@ -349,6 +349,11 @@ FORMAT = Format(
     kind=KIND,
     description="cycle timing CSV/JSONL (cycle, phase, ms[, rank, variant, session]) measured by a team's own code",
     sniff=sniff,
+    signs=(
+        Sign('^\\W*cycle\\W', "a 'cycle' column"),
+        Sign('\\bphase\\b', "a 'phase' column"),
+        Sign('\\bms\\b|_ms\\b|duration', "a time column ('ms')"),
+    ),
     parse=parse,
     example="cycle,phase,ms,rank,variant,session,batch_size",
     precedence=20,

@@ -52,7 +52,7 @@ from ingest.derive.trace_rules import (
     rules_for,
 )
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.traces.trace_stream import TraceEvent, TraceEventStream, TraceMeta
 from ingest.reader import open_binary
@@ -542,6 +542,11 @@ FORMAT = Format(
     kind=KIND,
     description="PyTorch profiler (Kineto) trace JSON, as SGLang writes per rank (.trace.json.gz)",
     sniff=sniff,
+    signs=(
+        Sign('"traceEvents"\\s*:', "a 'traceEvents' list"),
+        Sign('"ph"\\s*:\\s*"X"', 'complete events (\'"ph": "X"\')'),
+        Sign('"cat"\\s*:\\s*"(kernel|gpu_op|cuda_runtime)"', 'GPU kernel events (\'"cat": "kernel"\')'),
+    ),
     parse=parse,
     example='"traceEvents": [… {"ph": "X", "cat": "kernel", "name": "nvjet_tst_64x8_64x16_4x1_v_bz_TNT", … "dur": 400, …}',
     precedence=10,

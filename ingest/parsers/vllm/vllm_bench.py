@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest.errors import MalformedInput
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.bench.bench_fields import as_float, extra_json, map_record
 from ingest.parsers.bench.bench_serving import records_to_tables, require_records
@@ -205,6 +205,11 @@ FORMAT = Format(
     kind=JSON_KIND,
     description="vllm bench serve --save-result JSON",
     sniff=sniff_json,
+    signs=(
+        Sign('"(model_id|tokenizer_id|endpoint_type)"\\s*:', "vLLM's setup keys ('model_id', 'endpoint_type')"),
+        Sign('"(output_throughput|request_throughput)"\\s*:', "a throughput key ('output_throughput')"),
+        Sign('"(completed|duration|mean_ttft_ms)"\\s*:', "result keys ('completed', 'duration', 'mean_ttft_ms')"),
+    ),
     parse=parse_json,
     example='{"date": "20251020-101500", "endpoint_type": "openai", "label": null, … "output_throughput": 59.08, …}',
     precedence=50,
@@ -214,6 +219,11 @@ SUMMARY_FORMAT = Format(
     kind=SUMMARY_KIND,
     description="vLLM spec_decode.py summary (num_drafts / mean acceptance length / acceptance at token i)",
     sniff=sniff_summary,
+    signs=(
+        Sign('^\\s*mean acceptance length:', "a 'mean acceptance length:' line"),
+        Sign('^\\s*num_drafts:', "a 'num_drafts:' line"),
+        Sign('^\\s*acceptance at token \\d+:', "'acceptance at token i:' lines"),
+    ),
     parse=parse_summary,
     example="mean acceptance length: 2.56",
     precedence=80,

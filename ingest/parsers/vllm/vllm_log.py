@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 from ingest.derive import accept
 from ingest.derive.variants import variant_label
 from ingest.errors import MalformedInput, UnrecognizedFormat
-from ingest.formats import Format, ParseOptions
+from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.logs import log_lines, pyrepr
 from ingest.parsers.logs.log_lines import VLLM_PREFIX, ProgressCallback
@@ -527,6 +527,12 @@ FORMAT = Format(
     kind=KIND,
     description="vLLM server log (SpecDecoding/Speculative metrics, engine throughput, engine config)",
     sniff=sniff,
+    signs=(
+        Sign('^(INFO|WARNING|DEBUG)\\s+\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d', "vLLM's 'INFO MM-DD hh:mm:ss' line prefix"),
+        Sign('SpecDecoding metrics|Speculative metrics', "'SpecDecoding metrics' lines"),
+        Sign('Mean acceptance length|Draft acceptance rate', 'an acceptance length or rate'),
+        Sign('Avg prompt throughput|Avg generation throughput', "'Avg generation throughput' lines"),
+    ),
     parse=parse,
     example="INFO 08-04 20:51:08 [metrics.py:96] SpecDecoding metrics: Mean acceptance length: 2.37, Accepted throughput: 8.90 tokens/s, …",
     precedence=120,

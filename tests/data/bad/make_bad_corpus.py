@@ -303,7 +303,7 @@ def expect_cut_bench_json(prefix: bytes) -> Expect:
     what = f"canonical benchmark JSON cut after {len(prefix)} bytes"
     if b'"specdash.bench/1"' in prefix:  # its format marker makes it recognizable
         return error("MalformedInput", "invalid JSON", what, line=prefix.count(b"\n") + 1)
-    return error("UnrecognizedFormat", "no known format", what)
+    return error("UnrecognizedFormat", "no format reads it", what)
 
 
 # bench_serving is recognized once three of its result keys are in view (bench_serving.MIN_RESULT_KEYS).
@@ -321,7 +321,7 @@ def expect_cut_bench_serving(prefix: bytes) -> Expect:
                        warning=f":{complete + 1}: truncated JSON record")
     if SERVING_RECOGNIZED_AFTER in prefix:
         return error("MalformedInput", "no complete sglang.bench_serving record found", what, line=1)
-    return error("UnrecognizedFormat", "no known format", what)
+    return error("UnrecognizedFormat", "no format reads it", what)
 
 
 VLLM_RECOGNIZED_AFTER = b'"completed":'  # model_id/endpoint_type plus two result keys (vllm_bench.sniff_json)
@@ -331,14 +331,14 @@ def expect_cut_vllm_bench(prefix: bytes) -> Expect:
     what = f"pretty-printed vllm bench serve result JSON cut after {len(prefix)} bytes"
     if VLLM_RECOGNIZED_AFTER in prefix:
         return error("MalformedInput", "no complete vllm bench serve result found", what, line=1)
-    return error("UnrecognizedFormat", "no known format", what)
+    return error("UnrecognizedFormat", "no format reads it", what)
 
 
 def expect_cut_kineto(prefix: bytes, document: bytes) -> Expect:
     what = f"Kineto trace JSON cut after {len(prefix)} bytes"
     array_end = document.index(b"  ],\n")
     if b'"deviceProperties"' not in prefix:  # schemaVersion + deviceProperties make it a trace
-        return error("UnrecognizedFormat", "no known format", what)
+        return error("UnrecognizedFormat", "no format reads it", what)
     if b'"traceEvents": [' not in prefix:
         return error("MalformedInput", "no traceEvents array found", what)
     if len(prefix) <= array_end + 2:
@@ -802,7 +802,7 @@ def limits_cases() -> Iterator[Case]:
                partial("cycle_timing", "a cycle index of 5,000 digits", min_rows=1, skipped={CYCLE_ROW: 1}, warning=":2:"))
     yield Case("limit-cycle-jsonl-deep-first-line.jsonl",
                text([f'{{"cycle": {deep}, "phase": "draft", "ms": 0.3}}', '{"cycle": 0, "phase": "verify", "ms": 29.9}']),
-               error("UnrecognizedFormat", "no known format", f"a cycle JSONL whose first record nests {DEEP} deep"))
+               error("UnrecognizedFormat", "no format reads it", f"a cycle JSONL whose first record nests {DEEP} deep"))
     deep_trace = kineto_sample().replace(b'"name": "triton_poi_fused_topk_draft_0"',
                                          f'"name": "triton_poi_fused_topk_draft_0", "nested": {deep}'.encode(), 1)
     yield Case("limit-kineto-deep-nesting-TP-0.trace.json", deep_trace,
