@@ -133,3 +133,31 @@ def dataset_figure(matrix: pd.DataFrame) -> go.Figure:
     fig.update_yaxes(autorange="reversed", automargin=True)
     fig.update_xaxes(side="top")
     return _layout(fig, 140 + 34 * len(pivot.index))
+
+
+def training_figure(curves: pd.DataFrame, served: pd.DataFrame, colors: VariantColors = UNORDERED) -> go.Figure:
+    """Simulated accept length per training step, a line per log and split (eval dashed), and the same variant's
+    served τ as a horizontal reference: what training promised against what serving measured."""
+    fig = go.Figure()
+    variants = sorted(set(curves["variant"]) | set(served["variant"]))
+    color_of = colors.of(variants)
+    several_files = curves.groupby("variant")["source_id"].nunique().max() > 1 if not curves.empty else False
+    for (variant, _source_id, split), curve in curves.groupby(["variant", "source_id", "split"], sort=True):
+        file_name = str(curve["path"].iloc[0]).rsplit("/", 1)[-1]
+        label = f"{variant} · simulated ({split})" + (f" · {file_name}" if several_files else "")
+        fig.add_trace(go.Scatter(
+            x=curve["step"], y=curve["simulated_accept_length"], mode="lines+markers" if len(curve) < 60 else "lines",
+            name=label, line={"color": color_of[variant], "dash": "dash" if split == "eval" else "solid"},
+            customdata=curve[["line_no"]].to_numpy(),
+            hovertemplate=f"{label}<br>step %{{x}}<br>simulated τ {ACCEPT.hover('y')}<br>{file_name} line "
+                          "%{customdata[0]}<extra></extra>"))
+    shown = set(curves["variant"])
+    for row in served[served["variant"].isin(shown)].itertuples():
+        fig.add_hline(y=float(row.served_accept_length), line={"color": color_of[row.variant], "dash": "dot", "width": 2},
+                      annotation_text=f"{row.variant} · served τ {ACCEPT.text(row.served_accept_length)} ({row.served_from})",
+                      annotation_position="top left")
+    fig.add_hline(y=1.0, line={"color": "#757575", "dash": "dot", "width": 1}, annotation_text="floor: τ = 1 (no draft accepted)",
+                  annotation_position="bottom right")
+    fig.update_xaxes(title_text="training step", **COUNT.ticks())
+    fig.update_yaxes(title_text="accept length τ (tokens/step)", **ACCEPT.ticks())
+    return _layout(fig, 380, legend_y=-0.25)

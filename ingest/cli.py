@@ -215,7 +215,7 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
     ingest.add_argument("--db", help=db_help)
     ingest.add_argument("--phase", help="phase label for these files, e.g. phase-0")
     ingest.add_argument("--variant", help="variant label (overrides what the files say)")
-    ingest.add_argument("--engine", choices=["sglang", "vllm"], help="what produced the logs (checked against content)")
+    ingest.add_argument("--engine", choices=["sglang", "vllm", "llama.cpp"], help="what produced the logs (checked against content)")
     ingest.add_argument("--year", type=int, help="year for log timestamps printed without one (vLLM)")
     ingest.add_argument(
         "--clock-skew", type=float, metavar="SECONDS",

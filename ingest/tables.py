@@ -404,6 +404,29 @@ TOKEN_COUNTS = pa.schema(
     ]
 )
 
+# Drafter training logs (ingest/parsers/training/, migration 021): one row per logged step, split and (for
+# per-position figures) draft position. ``simulated_accept_length`` is what training promises (bonus-inclusive),
+# never a served figure; ``position`` is 1-based, null for a figure over every position.
+TRAINING_STEPS = pa.schema(
+    [
+        ("phase", pa.string()),
+        ("variant", pa.string()),
+        ("line_no", pa.int64()),
+        ("ts", TS),
+        ("epoch", pa.int32()),
+        ("step", pa.int64()),
+        ("split", pa.string()),
+        ("position", pa.int32()),
+        ("loss", pa.float64()),
+        ("accuracy", pa.float64()),
+        ("acceptance_rate", pa.float64()),
+        ("simulated_accept_length", pa.float64()),
+        ("learning_rate", pa.float64()),
+        ("origin", pa.string()),
+        ("extra", pa.string()),
+    ]
+)
+
 SCHEMAS: dict[str, pa.Schema] = {
     "sessions": SESSIONS,
     "bench_runs": BENCH_RUNS,
@@ -425,6 +448,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "drafters": DRAFTERS,
     "drafter_vocab": DRAFTER_VOCAB,
     "token_counts": TOKEN_COUNTS,
+    "training_steps": TRAINING_STEPS,
 }
 
 

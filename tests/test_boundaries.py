@@ -152,7 +152,7 @@ def test_ingest_is_grouped_by_role() -> None:
         "tables.py", "reader.py", "errors.py", "progress.py",
     }
     families = {path.name for path in (ROOT / "ingest" / "parsers").iterdir() if (path / "__init__.py").exists()}
-    assert families == {"bench", "drafters", "logs", "metrics", "sglang", "traces", "vllm"}
+    assert families == {"bench", "drafters", "llamacpp", "logs", "metrics", "sglang", "tables", "traces", "training", "vllm"}
     assert [path.name for path in (ROOT / "ingest" / "parsers").glob("*.py")] == ["__init__.py"]
 
 

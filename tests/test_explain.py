@@ -62,6 +62,12 @@ def test_a_summary_missing_a_line_names_its_format_and_the_line(tmp_path: Path) 
     )
 
 
+def test_a_table_without_a_figure_column_says_so() -> None:
+    assert nearest(b"| name | colour |\n|---|---|\n| a | red |\n", registered_formats()) == (
+        "it looks like a results table as people post it (a table (Markdown, grid or fixed-width) with its header rule), "
+        "but without a header naming a throughput, speedup, accept length or acceptance rate")
+
+
 def test_content_like_no_format_is_described_by_its_shape() -> None:
     assert nearest(b'{"model": "m", "score": 0.9}\n', registered_formats()) == (
         "it shows nothing of any format read: JSON whose keys are 'model', 'score'")

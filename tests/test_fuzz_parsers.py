@@ -62,10 +62,17 @@ SEEDS: dict[str, Path] = {
     "bench_speculative_jsonl": FIXTURES / "sweeps" / "bench-speculative-output.jsonl",
     "specforge_bench_json": FIXTURES / "sweeps" / "specforge-bench-eagle3-sweep.json",
     "sweep_table_text": FIXTURES / "sweeps" / "user-sweep-table.md",
+    "results_table_text": FIXTURES / "tables" / "constructed-metrics-and-pairs.md",
     "spec_request_json": FIXTURES / "acceptance" / "vllm-responses-per-request-spec-metrics.jsonl",
     "prometheus_text": FIXTURES / "acceptance" / "vllm-metrics-two-snapshots-dp2.prom",
     "token_counts": FIXTURES / "drafters" / "token-counts.csv",
     "eagle3_drafter": FIXTURES / "drafters" / "offsets-ok" / "model.safetensors",
+    "specforge_training_log": FIXTURES / "training" / "specforge-eagle3-constructed.log",
+    "automodel_training_log": FIXTURES / "training" / "automodel-eagle3-carriage-returns.log",
+    "llamacpp_server_log": FIXTURES / "llamacpp" / "server-2026-06-eagle3-per-position.log",
+    "llamacpp_speculative_text": FIXTURES / "llamacpp" / "speculative-issue5877-llama32.txt",
+    "llamacpp_timings_json": FIXTURES / "llamacpp" / "stream-final-chunk-b9251.txt",
+    "llamacpp_speed_bench_text": FIXTURES / "llamacpp" / "speed-bench-compare-constructed.txt",
 }
 FORMATS: dict[str, Format] = {file_format.kind: file_format for file_format in registered_formats()}
 SAMPLES: dict[str, bytes] = {kind: read_all(path) for kind, path in SEEDS.items()}

@@ -772,3 +772,142 @@ def session_curve(rows: pd.DataFrame, variant: str) -> pd.DataFrame:
         return position_curves(pd.DataFrame())
     rates = rows.assign(variant=variant, scope="window", window="line " + rows["line_no"].astype(str))
     return position_curves(position_samples(rates))
+
+
+# --- training: what training promised vs what serving measured (migration 021) ----------------------
+
+TRAINING_TABLE = "training_steps"
+TRAINING_COLUMNS = ["variant", "phase", "source_id", "path", "kind", "line_no", "epoch", "step", "split", "position",
+                    "loss", "accuracy", "acceptance_rate", "simulated_accept_length", "learning_rate", "origin"]
+TRAINERS = {"specforge_training_log": "SpecForge", "automodel_training_log": "NeMo AutoModel"}
+SIMULATED_VS_SERVED = (
+    "Simulated τ (lines): the accept length a trainer computes on its own batches, 1 + Σ over draft steps of the share "
+    "of positions whose draft prefix matches the target's tokens — what training promises. Served τ (dotted): the same "
+    "variant's accept length as this page's other readings measured it when served. They pair by variant: ingest a "
+    "training log with `--variant` set to the name its drafter is served as (or `specdash label` it).")
+
+
+def training_steps(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+    """Every row of the training logs (table ``training_steps``) with its variant (its label, else its folder's) and
+    file, in file order; out-of-domain rows included (``training_in_domain`` splits them off)."""
+    with reader(db_path) as con:
+        if TRAINING_TABLE not in relations(con):
+            return pd.DataFrame(columns=TRAINING_COLUMNS)
+    return frame(db_path, """
+        SELECT coalesce(t.variant, folder_variant(s.path)) AS variant, t.phase, t.source_id, s.path, s.kind, t.line_no,
+               t.epoch, t.step, t.split, t."position", t.loss, t.accuracy, t.acceptance_rate, t.simulated_accept_length,
+               t.learning_rate, t.origin
+        FROM training_steps t JOIN sources s USING (source_id)
+        WHERE len($variants) = 0 OR list_contains($variants, coalesce(t.variant, folder_variant(s.path)))
+        ORDER BY variant, t.source_id, t.line_no, t."position" NULLS FIRST""", {"variants": list(variant_list)})
+
+
+def training_variants(db_path: str | Path) -> list[str]:
+    """The variants the training logs belong to (for the page's variant list), without reading their rows."""
+    with reader(db_path) as con:
+        if TRAINING_TABLE not in relations(con):
+            return []
+    rows = frame(db_path, "SELECT DISTINCT coalesce(t.variant, folder_variant(s.path)) AS variant "
+                 "FROM training_steps t JOIN sources s USING (source_id) ORDER BY 1")
+    return [str(v) for v in rows["variant"]]
+
+
+def training_outside(steps: pd.DataFrame) -> pd.Series:
+    """Rows whose simulated τ is below 1 (the bonus token's floor) or whose accuracy or acceptance rate is outside 0–1."""
+    tau = pd.to_numeric(steps["simulated_accept_length"], errors="coerce")
+    outside = tau.lt(1 - SLACK)
+    for column in ("accuracy", "acceptance_rate"):
+        values = pd.to_numeric(steps[column], errors="coerce")
+        outside |= values.lt(-SLACK) | values.gt(1 + SLACK)
+    return outside.fillna(False).astype(bool)
+
+
+def training_in_domain(steps: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The rows a page may show, and one note per file whose rows were left out, naming their lines and why."""
+    outside = training_outside(steps)
+    notes = []
+    for path, rows in steps[outside].groupby("path", sort=True):
+        lines = ", ".join(str(int(n)) for n in rows["line_no"].head(PLACES_SHOWN)) + (", …" if len(rows) > PLACES_SHOWN else "")
+        notes.append(f"{len(rows)} logged step(s) of `{Path(str(path)).name}` (line {lines}): a simulated accept length "
+                     "below 1.00 (the bonus token is always emitted) or an accuracy or acceptance rate outside 0–1 — not "
+                     "a figure of this kind; check the log's columns.")
+    return steps[~outside].reset_index(drop=True), notes
+
+
+def training_curves(steps: pd.DataFrame) -> pd.DataFrame:
+    """The simulated accept length per step, per file and split (figures over every position only). An end-of-epoch
+    evaluation line that names no step (AutoModel's ``val_*``) is placed at the last step logged before it."""
+    totals = steps[steps["position"].isna()].copy()
+    totals["step"] = pd.to_numeric(totals["step"], errors="coerce").groupby(totals["source_id"]).ffill()
+    curves = totals[totals["simulated_accept_length"].notna() & totals["step"].notna()]
+    return curves[["variant", "source_id", "path", "split", "step", "simulated_accept_length", "line_no"]].reset_index(drop=True)
+
+
+def served_accept_lengths(curves: pd.DataFrame, distribution: pd.DataFrame, datasets: pd.DataFrame) -> pd.DataFrame:
+    """Per variant, the served accept length the page's other readings hold, and where it comes from: the per-request
+    pooled figure, else the per-position curve's τ (the one with the most samples), else the mean of its per-dataset
+    figures. Only figures at or above the floor of 1."""
+    served: dict[str, tuple[float, str]] = {}
+    if not datasets.empty:
+        for variant, rows in datasets.groupby("variant"):
+            values = pd.to_numeric(rows["accept_length"], errors="coerce").dropna()
+            if not values.empty:
+                served[str(variant)] = (float(values.mean()), f"mean of {len(values)} per-dataset figure(s)")
+    if not curves.empty:
+        for variant, rows in curves.groupby("variant"):
+            best = rows.loc[pd.to_numeric(rows["samples"], errors="coerce").idxmax()]
+            served[str(variant)] = (float(best["accept_length"]), f"per-position curve ({best['origin']})")
+    if not distribution.empty:
+        for row in distribution.itertuples():
+            if not _gap(row.pooled):
+                served[str(row.variant)] = (float(row.pooled), f"per-request, pooled ({row.origins})")
+    rows_out = [{"variant": v, "served_accept_length": value, "served_from": origin}
+                for v, (value, origin) in sorted(served.items()) if value == value and value >= 1 - SLACK]
+    return pd.DataFrame(rows_out, columns=["variant", "served_accept_length", "served_from"])
+
+
+def _last(rows: pd.DataFrame, column: str) -> float | None:
+    values = pd.to_numeric(rows[column], errors="coerce").dropna()
+    return float(values.iloc[-1]) if not values.empty else None
+
+
+def training_table(steps: pd.DataFrame, served: pd.DataFrame) -> pd.DataFrame:
+    """One row per training log: its last simulated τ (train, eval), last accuracy, the variant's served τ and the gap."""
+    served_of = {row.variant: (row.served_accept_length, row.served_from) for row in served.itertuples()}
+    rows = []
+    for (variant, _source_id), log in steps.groupby(["variant", "source_id"], sort=True):
+        totals = log[log["position"].isna()]
+        train, evaluation = totals[totals["split"] == "train"], totals[totals["split"] == "eval"]
+        simulated = _last(evaluation, "simulated_accept_length") or _last(train, "simulated_accept_length")
+        value, origin = served_of.get(variant, (None, None))
+        rows.append({
+            "variant": variant, "training file": Path(str(log["path"].iloc[0])).name,
+            "trainer": TRAINERS.get(str(log["kind"].iloc[0]), str(log["kind"].iloc[0])),
+            "last step": _last(log, "step"), "simulated τ (train)": _last(train, "simulated_accept_length"),
+            "simulated τ (eval)": _last(evaluation, "simulated_accept_length"),
+            "training accuracy": _last(train, "accuracy"), "served τ": value, "served τ from": origin,
+            "served − simulated": value - simulated if value is not None and simulated is not None else None,
+        })
+    columns = ["variant", "training file", "trainer", "last step", "simulated τ (train)", "simulated τ (eval)",
+               "training accuracy", "served τ", "served τ from", "served − simulated"]
+    table = pd.DataFrame(rows, columns=columns)
+    table["last step"] = pd.array(pd.to_numeric(table["last step"], errors="coerce").round(), dtype="Int64")
+    for column in ("simulated τ (train)", "simulated τ (eval)", "training accuracy", "served τ", "served − simulated"):
+        table[column] = pd.to_numeric(table[column], errors="coerce")
+    return table
+
+
+def training_steps_table(steps: pd.DataFrame) -> pd.DataFrame:
+    """Every logged step as read: split, step, position, loss, accuracy, acceptance rate, simulated τ, learning rate."""
+    return pd.DataFrame({
+        "variant": steps["variant"], "training file": [Path(str(p)).name for p in steps["path"]],
+        "training split": steps["split"], "epoch": pd.array(pd.to_numeric(steps["epoch"], errors="coerce"), dtype="Int64"),
+        "training step": pd.array(pd.to_numeric(steps["step"], errors="coerce"), dtype="Int64"),
+        "position k": pd.array(pd.to_numeric(steps["position"], errors="coerce"), dtype="Int64"),
+        "training loss": pd.to_numeric(steps["loss"], errors="coerce"),
+        "training accuracy": pd.to_numeric(steps["accuracy"], errors="coerce"),
+        "training acceptance rate": pd.to_numeric(steps["acceptance_rate"], errors="coerce"),
+        "simulated τ": pd.to_numeric(steps["simulated_accept_length"], errors="coerce"),
+        "learning rate": [None if _gap(v) else f"{float(v):.3e}" for v in steps["learning_rate"]],
+        "line": pd.array(pd.to_numeric(steps["line_no"], errors="coerce"), dtype="Int64"),
+    }).reset_index(drop=True)

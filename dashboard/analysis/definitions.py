@@ -496,6 +496,37 @@ COLUMNS: dict[str, Column] = {
                                    "(counters), or the engine's exported gauge.", ACCEPT),
     "mean rate": Column("mean rate (%)", "Mean acceptance rate = accepted draft tokens ÷ drafted tokens (a "
                         "fraction; vLLM's logs print it in percent).", SHARE),
+    # --- training logs (Acceptance page, "Training: simulated vs served acceptance")
+    "training file": Column("training log", "The training log the figures were read from.", width=TEXT_WIDTH),
+    "trainer": Column("trainer", "The training framework whose console the log is (SpecForge, NeMo AutoModel)."),
+    "last step": Column("last step", f"The last training step the log names; {EMPTY} = none named.", COUNT),
+    "simulated τ (train)": Column("simulated τ, train (tokens/step)", "Simulated accept length at the last logged "
+                                  "training step: 1 + Σ over draft steps of the share of positions whose draft prefix "
+                                  "matches the target's tokens, as the trainer computed it — what training promises, "
+                                  f"not a served figure. {EMPTY} = the trainer prints none (SpecForge).", ACCEPT),
+    "simulated τ (eval)": Column("simulated τ, eval (tokens/step)", "The same on the held-out evaluation, at its last "
+                                 f"logged evaluation; {EMPTY} = no evaluation logged.", ACCEPT),
+    "training accuracy": Column("accuracy (%)", "The drafter's top-1 accuracy against the target at that step, as the "
+                                f"trainer printed it (a fraction); {EMPTY} = not printed.", SHARE),
+    "served τ": Column("served τ (tokens/step)", "The same variant's accept length as served (bonus included), from this "
+                       f"page's readings; {EMPTY} = no served acceptance for the variant (label the log with the "
+                       "variant its drafter was served as).", ACCEPT),
+    "served τ from": Column("served τ from", "Which reading the served τ comes from: per-request (pooled), a "
+                            "per-position curve, or the mean of per-dataset figures, in that order.", width=TEXT_WIDTH),
+    "served − simulated": Column("served − simulated (tokens/step)", "Served τ − the simulated τ (eval when logged, "
+                                 "else train): negative = serving accepts less than training promised.", ACCEPT,
+                                 signed=True),
+    "training split": Column("split", "train, eval (held-out evaluation) or decode (a real decode during training)."),
+    "epoch": Column("epoch", "The training epoch.", COUNT),
+    "training step": Column("step", f"The training step; {EMPTY} = the line names none (an end-of-epoch evaluation).",
+                            COUNT),
+    "training loss": Column("loss", "The loss as the trainer printed it (per position: that draft step's).", RATIO),
+    "training acceptance rate": Column("acceptance rate (%)", "SpecForge's expected acceptance rate (per position, or "
+                                       f"the mean over positions), a fraction; {EMPTY} = not printed.", SHARE),
+    "simulated τ": Column("simulated τ (tokens/step)", "Simulated accept length the trainer printed at that step "
+                          "(bonus included).", ACCEPT),
+    "learning rate": Column("learning rate", "The learning rate at that step, in scientific notation as trainers "
+                            "print it (the download carries every digit)."),
 }
 
 # Columns named after whose values they hold (the config side-by-sides, the breakdown's variants): the name

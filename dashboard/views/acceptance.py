@@ -29,6 +29,8 @@ trace_cycle_parts = queries.cached(acceptance.trace_cycle_parts)
 source_paths = queries.cached(acceptance.source_paths)
 out_of_domain = queries.cached(acceptance.out_of_domain)
 record_lines = queries.cached(acceptance.record_lines)
+training_variants = queries.cached(acceptance.training_variants)
+training_steps = queries.cached(acceptance.training_steps)
 
 PLACES_EXPORT = ["variant", "request_id", "source_id", "path", "line_no"]  # where each request was read: whole paths
 INGEST_WHAT = ("Ingest a vLLM server log with `SpecDecoding metrics` lines, a `vllm bench serve --save-result` JSON or "
@@ -38,7 +40,8 @@ INGEST_WHAT = ("Ingest a vLLM server log with `SpecDecoding metrics` lines, a `v
 
 # --- controls -----------------------------------------------------------------------------------
 rates, requested, datasets, windows = position_rates(), request_sources(), dataset_rows(), metric_windows()
-everything = sorted(set(rates["variant"]) | set(requested["variant"]) | set(datasets["variant"]) | set(windows["variant"]))
+everything = sorted(set(rates["variant"]) | set(requested["variant"]) | set(datasets["variant"]) | set(windows["variant"])
+                    | set(training_variants()))
 if not everything:
     ui.lacking(store, "per-position, per-request or per-dataset acceptance", INGEST_WHAT)
 left, right = st.columns([3, 1])
@@ -183,10 +186,43 @@ def per_metrics_window() -> None:
     ui.export_buttons(windows, "acceptance per metrics window")
 
 
+def training() -> None:
+    """What training promised (the simulated accept length per step) against what the variant's serving measured."""
+    logged = training_steps(variants)
+    if logged.empty:
+        st.info("No training log for these variants: ingest a SpecForge or NeMo AutoModel training log with "
+                "`specdash ingest LOG --variant NAME` (NAME: the variant its drafter is served as).")
+        return
+    shown, notes = acceptance.training_in_domain(logged)
+    for note in notes:
+        st.warning(f":material/warning: Left out: {note}")
+    if shown.empty:
+        st.info("Nothing left to show: every logged step breaks its invariants (above).")
+        return
+    served = acceptance.served_accept_lengths(curves, distribution, datasets)
+    trained = acceptance.training_curves(shown)
+    st.caption(acceptance.SIMULATED_VS_SERVED)
+    if trained.empty:
+        st.info("These training logs print no simulated accept length (SpecForge prints accuracy and acceptance rate "
+                "only): the table has what they say.")
+    else:
+        st.plotly_chart(queries.figure(acceptance_charts.training_figure, trained, served, colors), width="stretch")
+        unserved = sorted(set(trained["variant"]) - set(served["variant"]))
+        if unserved:
+            st.caption(f"No served acceptance for {', '.join(unserved)}: no reference line. {INGEST_WHAT}")
+    table = acceptance.training_table(shown, served)
+    ui.table(table, lines=2)
+    ui.export_buttons(table, "training vs served acceptance")
+    st.markdown("**Every logged step**")
+    ui.table(acceptance.training_steps_table(shown))
+    ui.export_buttons(shown, "training logs every step")  # as stored: every digit, the file and line of each
+
+
 # The tab's label is its heading.
 readings = {"Per draft position: where the drafts die": per_position, "How many tokens to draft": drafting_model,
             "Per request": per_request, "Per dataset": per_dataset,
-            **({"From /metrics snapshots": per_metrics_window} if not windows.empty else {})}
+            **({"From /metrics snapshots": per_metrics_window} if not windows.empty else {}),
+            "Training: simulated vs served acceptance": training}
 for tab, show in zip(st.tabs(list(readings), key=Keys.acceptance_tab, on_change="rerun"), readings.values(), strict=True):
     if tab.open:
         with tab:

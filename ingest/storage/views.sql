@@ -767,7 +767,7 @@ WITH bench AS (
     FROM metric_file_deltas WHERE metric = 'vllm:spec_decode_num_drafts_total' GROUP BY ALL
 )
 SELECT coalesce(l.variant, acceptance_variant(src.variant, 'log:', src.path)) AS variant,
-       coalesce(l.phase, src.phase) AS phase, p.source_id, 'vLLM SpecDecoding metrics line' AS origin,
+       coalesce(l.phase, src.phase) AS phase, p.source_id, coalesce(p.origin, 'vLLM SpecDecoding metrics line') AS origin,
        'window' AS scope, 'line ' || p.line_no AS "window", p.ts, p.engine_index,
        p.position, p.rate, p.drafts
 FROM acceptance_positions p JOIN sources src USING (source_id)

@@ -89,6 +89,7 @@ class Point:
     variant: str
     is_baseline: bool
     batch_size: int | None
+    concurrency: int | None = None
     steps: int | None = None
     topk: int | None = None
     num_draft_tokens: int | None = None
@@ -167,7 +168,7 @@ def row_of(session_key: int, index: int, p: Point) -> dict[str, Any]:
     return {
         "session_key": session_key, "point_index": index, "line_no": p.line_no, "sweep": p.sweep, "model": p.model,
         "dataset": p.dataset, "variant": p.variant, "is_baseline": p.is_baseline, "batch_size": p.batch_size,
-        "concurrency": None, "steps": p.steps, "topk": p.topk, "num_draft_tokens": p.num_draft_tokens,
+        "concurrency": p.concurrency, "steps": p.steps, "topk": p.topk, "num_draft_tokens": p.num_draft_tokens,
         "accept_length": p.accept_length, "step_time_ms": p.step_time_ms, "throughput": p.throughput,
         "throughput_kind": p.throughput_kind, "simulated": p.simulated_by is not None, "simulated_by": p.simulated_by,
         "extra": extra_json(extra),
