@@ -97,6 +97,24 @@ def test_views_are_re_created_when_their_file_changes_and_only_then(tmp_path: Pa
     assert query(db, "SELECT count(*) FROM duckdb_views() WHERE view_name = 'store_views_probe'") == [(0,)]
 
 
+def test_a_store_whose_views_are_an_older_versions_asks_for_its_upgrade(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store no writer of this version has opened reads through the views it was made with (a view added since is
+    missing): the app says so and how to upgrade it, instead of failing on the first query."""
+    from dashboard.analysis import data
+    from tests.test_app import run_page
+
+    db = tmp_path / "store.duckdb"
+    with store.writer(db) as con:
+        con.execute("UPDATE store_meta SET value = 'an older views.sql' WHERE key = ?", [store.VIEWS_META_KEY])
+    assert data.store_state(db)["pending_migrations"] == ["views.sql"]
+    app = run_page("views/compare.py", db, monkeypatch, check=False)
+    assert [w.value for w in app.warning] == [
+        f"This store predates the current schema (missing: views.sql). Upgrade it once with `specdash status --db {db}`, then refresh."]
+    with store.writer(db):  # what `specdash status` does
+        pass
+    assert data.store_state(db)["pending_migrations"] == []
+
+
 def test_no_migration_defines_a_view_or_a_macro() -> None:
     """Views and macros have one definition each, in views.sql; migrations create and alter tables."""
     for path in sorted((ROOT / "ingest" / "storage" / "migrations").glob("*.sql")):

@@ -25,7 +25,12 @@ from ingest.storage.labels import (
     NO_PHASE,  # evidence without --phase: a phase of its own on every page, and in $phases
 )
 from ingest.storage.sql import fetch_value
-from ingest.storage.store import migration_files, read_connection
+from ingest.storage.store import (
+    VIEWS_META_KEY,
+    current_views_hash,
+    migration_files,
+    read_connection,
+)
 
 READ_LOCK_WAIT_S = 10.0
 MAX_POINTS = 2000  # time series are downsampled in SQL to at most this many points
@@ -116,7 +121,9 @@ def store_state(db_path: str | Path) -> dict[str, Any]:
         "runs": runs,
         "decisions": decisions,
         "kinds": kinds,
-        "pending_migrations": [m.name for m in migration_files() if m.name not in applied],
+        # views.sql changed since a writer last opened the store: its views are an older version's
+        "pending_migrations": [m.name for m in migration_files() if m.name not in applied]
+        + (["views.sql"] if meta.get(VIEWS_META_KEY) != current_views_hash() else []),
     }
 
 
