@@ -171,7 +171,7 @@ def delta_style(frame: pd.DataFrame, columns: list[str]) -> pd.io.formats.style.
 
 
 SPEED_COLUMNS = ["variant", "runs", "Σtok/Σtime", "mean of runs", "95% CI", "Δ tok/s", "Δ %", "Δ 95% CI", "verdict"]
-WHY_COLUMNS = ["variant", "speedup", "tokens/step", "drafts/step", "cycle ms (est.)", "short runs", "like-for-like"]
+WHY_COLUMNS = ["variant", "method", "speedup", "tokens/step", "drafts/step", "cycle ms (est.)", "short runs", "like-for-like"]
 LONG_TEXT = 28  # characters: a text column holding longer values gets a fixed width and wraps (``lines`` > 1)
 # Rows tall enough for wrapped text: a long cell (a path, a sentence) wraps instead of widening its column.
 ROW_HEIGHTS = {1: None, 2: 70, 3: 90}  # Streamlit wraps text from 70 px rows on

@@ -56,6 +56,8 @@ def test_demo_store_shows_both_drafters_the_crossover_and_the_grid(demo_db: Path
     assert len(app.get("plotly_chart")) == 2  # speedup, and the first tab's: cause
     best = app.dataframe[0].value
     assert set(best["variant"]) == {"from-scratch", "k2-drafter"} and sorted(set(best["batch size"])) == [1, 2, 4, 8, 16, 32]
+    # bench_speculative.py's lines name no method: each variant's server configs (EAGLE3) do
+    assert list(best.columns[:3]) == ["variant", "batch size", "method"] and set(best["method"]) == {"EAGLE-3"}
     page, charts, problems = every_tab_of(app)
     assert "**from-scratch**: crossover at batch size **6.1** (range 5.2 – 7.4 from the spread)" in page
     assert "**k2-drafter**: pays at no batch size measured" in page
@@ -113,3 +115,33 @@ def test_a_store_without_sweeps_says_what_to_ingest(tmp_path: Path, monkeypatch:
     assert "No sweep in the store yet" in info and "bench_speculative.py" in info and "specdash ingest" in info
     app = open_page(db, monkeypatch)
     assert "**EAGLE3**: crossover at batch size **7.0**, between 1 (pays) and 8 (does not)" in text(app)
+
+
+def test_a_leaderboard_is_a_sweep_per_task_drawn_with_its_own_speedups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spec-Bench's leaderboard (speedups and mean accepted tokens per method and task, batch size 1, no tok/s):
+    one sweep per task, each method's speedup as the file prints it, said to be the file's own."""
+    db = tmp_path / "store.duckdb"
+    assert not [r for r in ingest_paths([FIXTURES / "tables" / "spec-bench-leaderboard.md"], db) if r.failed]
+    names = set(sweeps.overview(db)["sweep"])
+    assert {"Leaderboard on 3090 · Overall", "Leaderboard on 3090 · Translation"} <= names
+    app = open_page(db, monkeypatch, {"sweep": "Leaderboard on 3090 · Overall"})
+    page, charts, problems = every_tab_of(app)
+    assert "file's own figures" in page and "No baseline in this sweep" not in page
+    best = app.dataframe[0].value.set_index("variant")
+    # read off the file's "Leaderboard on 3090" table: EAGLE2 2.19x overall, 4.35 mean accepted tokens; PLD 1.64x
+    assert best.loc["EAGLE2", "sweep speedup"] == pytest.approx(2.19) and best.loc["EAGLE2", "sweep τ"] == pytest.approx(4.35)
+    assert best.loc["PLD", "sweep speedup"] == pytest.approx(1.64) and best.loc["PLD", "method"] == "n-gram"
+    assert problems == []
+
+
+def test_a_table_without_a_batch_axis_lists_its_points_with_their_speedup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """llama.cpp's SPEED-Bench comparison: base and speculative tok/s per category, no batch size or concurrency."""
+    db = tmp_path / "store.duckdb"
+    assert not [r for r in ingest_paths([FIXTURES / "llamacpp" / "speed-bench-compare-constructed.txt"], db) if r.failed]
+    app = open_page(db, monkeypatch, {"sweep": "SPEED-Bench"})
+    assert "no curve to draw" in text(app) and "holds baseline points only" not in text(app)
+    points = app.dataframe[0].value
+    coding = points[(points["variant"] == "speculative") & (points["dataset"] == "coding")].iloc[0]
+    assert coding["sweep speedup"] == pytest.approx(118.62 / 62.41)  # the file's spec ÷ base tok/s for coding
+    assert points.loc[points["variant"] == "baseline", "reported speedup"].isna().all()
+    assert table_problems(app) == []

@@ -1,9 +1,13 @@
 """Variant labels derived from a server configuration."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ingest.derive.variants import derive_variant, drafter_name, variant_label
+from ingest.storage.store import writer
+from tests.test_app import run_page
 
 
 @pytest.mark.parametrize(
@@ -32,3 +36,30 @@ def test_variant_label(config: dict, label: str) -> None:
 
 def test_drafter_name_of_nothing() -> None:
     assert drafter_name(None) is None and drafter_name("") is None and drafter_name(3) is None
+
+
+# --- the speculative method: one vocabulary over the words files use (macro spec_method, views.sql) -------------
+
+@pytest.mark.parametrize(
+    ("raw", "method"),
+    [
+        ("EAGLE3", "EAGLE-3"), ("SpeculativeAlgorithm.EAGLE3", "EAGLE-3"), ("eagle3", "EAGLE-3"), ("EAGLE", "EAGLE"),
+        ("NEXTN", "MTP"), ("deepseek_mtp", "MTP"), ("mtp", "MTP"),
+        ("NGRAM", "n-gram"), ("ngram-simple", "n-gram"), ("ngram_gpu", "n-gram"), ("PLD", "n-gram"),
+        ("medusa", "Medusa"), ("lookahead", "lookahead"), ("Hydra", "Hydra"),
+        ("STANDALONE", "draft model"), ("draft", "draft model"), ("draft_model", "draft model"),
+        ("REST", "REST"),  # outside the vocabulary: kept as written
+        (None, None), ("None", None), ("", None),
+    ],
+)
+def test_spec_method_names_every_engines_word_in_one_vocabulary(tmp_path: Path, raw: str | None, method: str | None) -> None:
+    with writer(tmp_path / "store.duckdb") as con:
+        assert con.execute("SELECT spec_method(?)", [raw]).fetchone() == (method,)
+
+
+def test_compare_shows_each_variants_method_beside_its_speedup(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = run_page("views/compare.py", demo_db, monkeypatch, {"phase": "phase-0"})
+    why = next(table.value for table in app.dataframe if "speedup" in table.value.columns)
+    assert list(why.columns[:3]) == ["variant", "method", "speedup"]
+    assert dict(zip(why["variant"], why["method"], strict=True)) == {
+        "baseline": "none", "from-scratch": "EAGLE-3", "k2-drafter": "EAGLE-3"}

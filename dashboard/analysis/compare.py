@@ -537,6 +537,20 @@ def apart_by_model(comparison: pd.DataFrame, models: dict[str, frozenset[str]], 
     return kept
 
 
+def with_methods(comparison: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
+    """The comparison with each variant's speculative method (``method``: macro ``spec_method`` over its latest server
+    config's algorithm, ``configs_by_variant``); a variant no config names gets none rather than a guess.
+
+    The cycle estimate takes one token per step when no log gives tokens/step: true only for a variant known to run
+    without speculation, so for any other it is left out rather than shown too short."""
+    methods = dict(zip(configs["variant"], configs["method"], strict=True)) if "method" in configs else {}
+    shown = comparison.assign(method=[methods.get(v) for v in comparison.get("variant", [])])
+    if "cycle_ms_est" in shown:
+        guessed = shown["tokens_per_step"].isna() & (shown["method"] != "none")
+        shown["cycle_ms_est"] = shown["cycle_ms_est"].astype("float64").mask(guessed)
+    return shown
+
+
 VARIANTS_PER_VIEW = 12  # cards and bars that stay readable at 1280 px
 
 

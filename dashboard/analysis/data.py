@@ -571,7 +571,8 @@ def configs_by_variant(
         ), spread AS (
             SELECT variant, count(args) AS distinct_configs FROM (SELECT DISTINCT variant, args FROM linked) GROUP BY variant
         )
-        SELECT c.* EXCLUDE (variant), latest.variant, spread.distinct_configs
+        SELECT c.* EXCLUDE (variant), latest.variant, spread.distinct_configs,
+               coalesce(spec_method(c.speculative_algorithm), 'none') AS method
         FROM latest JOIN server_configs c ON c.rowid = latest.config_row JOIN spread ON spread.variant = latest.variant
         ORDER BY latest.variant
         """,

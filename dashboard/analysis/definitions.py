@@ -240,6 +240,9 @@ COLUMNS: dict[str, Column] = {
     "variant": Column("variant", "The variant: its --variant label, or the name its server config implies "
                       "(drafter and speculation settings)."),
     "phase": Column("phase", f"Experiment phase (--phase at ingest); {EMPTY} = none given."),
+    "method": Column("method", "The speculative method (EAGLE-3, EAGLE, MTP, n-gram, Medusa, lookahead, draft model; "
+                     "none = no speculation), from the variant's server config or the file's own method column. "
+                     f"{EMPTY} = no file says."),
     "session": Column("session", "Session id (what `specdash ingest --link-to` takes)."),
     "started": Column("started", "When the run began (as the benchmark recorded it)."),
     "ended": Column("ended", "When the run ended."),
@@ -258,7 +261,8 @@ COLUMNS: dict[str, Column] = {
     # --- Compare: why
     "tokens/step": Column("accept length (tokens/step)", TOKENS_PER_STEP + " " + BLANK_NO_SPECULATION, ACCEPT),
     "drafts/step": Column("accepted drafts/step", ACCEPTED_DRAFTS + " " + BLANK_NO_SPECULATION, ACCEPT),
-    "cycle ms (est.)": Column("est. cycle (ms)", CYCLE_EST, MS),
+    "cycle ms (est.)": Column("est. cycle (ms)", CYCLE_EST + f" {EMPTY}: a variant that may speculate, with no "
+                             "tokens/step to multiply by.", MS),
     "short runs": Column("short runs", SHORT_RUN, COUNT),
     "like-for-like": Column("like-for-like", LIKE_FOR_LIKE),
     # --- throughput sources
@@ -280,7 +284,8 @@ COLUMNS: dict[str, Column] = {
     # --- runs of a session
     "run": Column("run", "W1, W2 … = warm-up runs (excluded from every figure); 1, 2 … = measured runs."),
     "warm-up": Column("warm-up", "Warm-up run: excluded from every figure."),
-    "flag": Column("flag", SHORT_RUN + " ✓ full length: the run reached max_tokens. Warm-ups are excluded from every figure."),
+    "flag": Column("flag", SHORT_RUN + " ✓ full length: the run reached max_tokens. "
+                   f"{EMPTY}: the file gives no max_tokens to tell. Warm-ups are excluded from every figure."),
     "prompt tokens": Column("prompt (tokens)", "Prompt length of the run.", TOKENS),
     "output tokens": Column("output (tokens)", "Tokens generated in the run.", TOKENS),
     "time (s)": Column("time (s)", "Wall time of the run.", SECONDS),
@@ -394,7 +399,12 @@ COLUMNS: dict[str, Column] = {
     "sweep tok/s": Column("tok/s", "The variant's tok/s at this point, of the sweep's throughput kind (modelled for "
                           "bench_speculative.py: accept length ÷ the server's p20 step time), mean over repeats.", TOK_S),
     "sweep speedup": Column("speedup (×)", "Speedup = the variant's tok/s ÷ the baseline's tok/s measured at the same "
-                            "batch size (or concurrency) in the same sweep; never a baseline from another batch.", RATIO),
+                            "batch size (or concurrency) in the same sweep; never a baseline from another batch. "
+                            "A file that gives speedups and no tok/s (a leaderboard): its own figure.", RATIO),
+    "reported speedup": Column("reported speedup (×)", "The speedup the file itself gives (a leaderboard's column): "
+                               "its own baseline and method, not recomputed here.", RATIO),
+    "throughput kind": Column("throughput kind", "What the tok/s is: measured wall-clock, modelled from step time, "
+                              "server-reported, or a decode rate from TPOT."),
     "sweep τ": Column("τ (tokens/step)", "Accept length = tokens per verify step, bonus token included, as the sweep "
                       "file gives it.", ACCEPT),
     "sweep cycle ms": Column("cycle (ms)", "Step / cycle time: the server's p20 step time where the sweep gives it "

@@ -82,6 +82,8 @@ def comparison_table(comparison: pd.DataFrame, has_baseline: bool, not_like_for_
                            for b, lo, hi in zip(base, _col(comparison, "delta_low"), _col(comparison, "delta_high"), strict=True)]
         out["verdict"] = _text(_col(comparison, "verdict"))
         out["speedup"] = _numbers(_col(comparison, "speedup"))
+    if "method" in comparison:
+        out["method"] = _text(comparison["method"])
     out["tokens/step"] = _numbers(_col(comparison, "tokens_per_step"))
     out["drafts/step"] = _numbers(_col(comparison, "accepted_drafts_per_step"))
     out["cycle ms (est.)"] = _numbers(_col(comparison, "cycle_ms_est"))
@@ -91,7 +93,7 @@ def comparison_table(comparison: pd.DataFrame, has_baseline: bool, not_like_for_
     return out
 
 
-COMPARISON_EXPORT = ["variant", "is_baseline", "basis", "runs", "headline", "tokens_over_time", "mean_of_runs", "ci_low",
+COMPARISON_EXPORT = ["variant", "method", "is_baseline", "basis", "runs", "headline", "tokens_over_time", "mean_of_runs", "ci_low",
                      "ci_high", "sd", "delta", "delta_pct", "delta_low", "delta_high", "verdict", "speedup",
                      "tokens_per_step", "accepted_drafts_per_step", "cycle_ms_est", "short_runs"]
 
@@ -105,7 +107,7 @@ def comparison_export(comparison: pd.DataFrame, not_like_for_like: Iterable[str]
 
 
 # The two tables' halves of the export: each table downloads the columns it shows, at full precision.
-WHY_EXPORT = ["variant", "speedup", "tokens_per_step", "accepted_drafts_per_step", "cycle_ms_est", "short_runs", "like_for_like"]
+WHY_EXPORT = ["variant", "method", "speedup", "tokens_per_step", "accepted_drafts_per_step", "cycle_ms_est", "short_runs", "like_for_like"]
 
 
 def comparison_exports(comparison: pd.DataFrame, not_like_for_like: Iterable[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -180,7 +182,8 @@ def run_labels(runs: pd.DataFrame) -> list[str]:
 
 
 def _flags(runs: pd.DataFrame) -> list[str]:
-    return ["warm-up (excluded)" if warm else "⚠ stopped early" if hit is False else "✓ full length"
+    # a run whose file gives no max_tokens may have stopped anywhere: no flag rather than a "full length" claim
+    return ["warm-up (excluded)" if warm else EMPTY if missing(hit) else "✓ full length" if hit else "⚠ stopped early"
             for hit, warm in zip(runs["hit_max_tokens"], runs["is_warmup"], strict=True)]
 
 

@@ -45,7 +45,7 @@ CROSSOVER_AT = Quantity("crossover", "", 1)
 
 X_AXES = {"batch_size": "batch size", "concurrency": "max concurrency", "request_rate": "request rate"}
 # The best-config table's columns: the frame's names -> the keys definitions.COLUMNS declares them under.
-BEST_COLUMNS = {"variant": "variant", "config_short": "best config", "throughput": "sweep tok/s",
+BEST_COLUMNS = {"variant": "variant", "method": "method", "config_short": "best config", "throughput": "sweep tok/s",
                 "speedup": "sweep speedup", "tau": "sweep τ", "cycle_ms": "sweep cycle ms"}
 CONFIG = ["steps", "topk", "num_draft_tokens"]
 MODELLED = "modelled from step time"
@@ -61,7 +61,7 @@ def points(db_path: str | Path) -> pd.DataFrame:
             """
             SELECT sweep, phase, model, dataset, variant, is_baseline, batch_size, concurrency, request_rate, steps, topk,
                    num_draft_tokens, accept_length, step_time_ms, throughput, throughput_kind, accept_length_from,
-                   simulated, simulated_by, tp_size, origin, path, source_id
+                   simulated, simulated_by, tp_size, origin, path, source_id, method, speedup_reported
             FROM sweep_series ORDER BY sweep, variant, batch_size, concurrency, request_rate, steps, topk, num_draft_tokens
             """
         ).df()
@@ -171,6 +171,8 @@ def aggregate(frame: pd.DataFrame, x: str, within_file: bool = False) -> pd.Data
         throughput=("throughput", "mean"), throughput_sd=("throughput", "std"), runs=("throughput", "count"),
         accept_length=("accept_length", "mean"), step_time_ms=("step_time_ms", "mean"),
         throughput_kind=("throughput_kind", "first"), simulated=("simulated", "any"),
+        **({"method": ("method", "first")} if "method" in frame else {}),
+        **({"speedup_reported": ("speedup_reported", "mean")} if "speedup_reported" in frame else {}),
     ).reset_index()
     return out
 
@@ -184,7 +186,12 @@ def with_speedup(frame: pd.DataFrame, x: str, within_file: bool = False) -> pd.D
         base_throughput=("throughput", "mean"), base_sd=("throughput_sd", "mean"),
         base_step_ms=("step_time_ms", "mean")).reset_index()
     spec = agg[~agg["is_baseline"]].merge(base, on=on, how="left")
-    spec["speedup"] = spec["throughput"] / spec["base_throughput"]
+    measured = spec["throughput"] / spec["base_throughput"]
+    # a table that gives speedups and no tok/s (a leaderboard): the file's own figure, said to be so
+    reported = spec["speedup_reported"] if "speedup_reported" in spec else pd.Series(np.nan, index=spec.index)
+    spec["speedup"] = measured.where(measured.notna(), reported)
+    spec["speedup_from"] = pd.Series("tok/s ÷ baseline tok/s at the same x", index=spec.index).where(
+        measured.notna(), pd.Series("as the file reports it", index=spec.index).where(reported.notna()))
     rel = np.sqrt((spec["throughput_sd"].fillna(0) / spec["throughput"]) ** 2
                   + (spec["base_sd"].fillna(0) / spec["base_throughput"]) ** 2)
     spec["speedup_sd"] = (spec["speedup"] * rel).where((spec["runs"] > 1) | spec["base_sd"].notna())
@@ -366,6 +373,11 @@ class SweepView:
     base: pd.DataFrame
     best: pd.DataFrame
 
+    @property
+    def axisless(self) -> bool:
+        """No point gives the sweep's x (batch size, concurrency or rate): a table of results, not a curve."""
+        return bool(self.part[self.x].isna().all())
+
 
 def view(db_path: str | Path, sweep: str) -> SweepView:
     """The sweep named ``sweep`` (an ``overview`` row), analysed once per store change rather than at every rerun."""
@@ -377,6 +389,24 @@ def view(db_path: str | Path, sweep: str) -> SweepView:
     spec = with_speedup(placed(part, x), x, within_file=pooled is not None)
     base = baseline_steps(placed(part, x), x)
     return SweepView(part, x, pooled, notes, spec, base, best_per_x(spec, x) if not spec.empty else spec)
+
+
+POINT_COLUMNS = {"variant": "variant", "method": "method", "dataset": "dataset", "throughput": "sweep tok/s",
+                 "speedup": "sweep speedup", "speedup_reported": "reported speedup", "accept_length": "sweep τ",
+                 "throughput_kind": "throughput kind"}
+
+
+def points_table(part: pd.DataFrame) -> pd.DataFrame:
+    """A sweep's points as they are, for a sweep with no axis to draw them on, each speculative point's speedup over
+    the baseline of the same file and dataset: columns named as definitions.COLUMNS declares them; a column no point
+    fills is left out."""
+    keys = ["source_id", "dataset"]
+    base = (part[part["is_baseline"]].groupby(keys, dropna=False)["throughput"].mean().rename("base_throughput")
+            .reset_index())
+    points = part.merge(base, on=keys, how="left")
+    points["speedup"] = (points["throughput"] / points["base_throughput"]).where(~points["is_baseline"])
+    shown = {k: v for k, v in POINT_COLUMNS.items() if k in points and points[k].notna().any()}
+    return points[list(shown)].rename(columns=shown).reset_index(drop=True)
 
 
 def phase_paths(db_path: str | Path, phase_list: Sequence[str]) -> pd.DataFrame:

@@ -36,7 +36,8 @@ accept = queries.accept_length(selection.phases, selection.variants)
 configs = queries.configs_by_variant(selection.phases, selection.variants)
 baseline = selection.baseline
 models = compare.variant_models(configs, summary)
-comparison = compare.apart_by_model(compare.compare_variants(summary, accept, baseline, selection.metric), models, baseline)
+comparison = compare.with_methods(
+    compare.apart_by_model(compare.compare_variants(summary, accept, baseline, selection.metric), models, baseline), configs)
 has_baseline = baseline is not None and baseline in set(comparison["variant"])
 findings = compare.comparability(configs, summary, accept, baseline) if has_baseline else []
 not_like_for_like = {f["variant"] for f in findings if not f["like_for_like"]}

@@ -42,8 +42,8 @@ analysed = queries.cached(sweeps.view)(sweep)  # the sweep's analysis, once per 
 part, x, pooled, spec, base = analysed.part, analysed.x, analysed.pooled, analysed.spec, analysed.base
 info = overview.set_index("sweep").loc[sweep]
 source = ", ".join(sorted({p.rsplit("/", 1)[-1] for p in part["path"].dropna()}))
-st.caption(f"Source: `{source}` ({info['origin']}) · throughput: {info['kinds']} · "
-           f"{sweeps.X_AXES[x]}: {info['x_values']}")
+st.caption(f"Source: `{source}` ({info['origin']}) · throughput: {info['kinds']}"
+           + (f" · {sweeps.X_AXES[x]}: {info['x_values']}" if info["x_values"] else ""))
 if "modelled from step time" in info["kinds"]:
     st.warning("This sweep's tok/s is **modelled**: bench_speculative.py's `speed` = accept length ÷ the server's p20 "
                "step time (per request), not wall-clock throughput.", icon=":material/info:")
@@ -51,6 +51,12 @@ for note in analysed.notes:
     st.warning(note, icon=":material/warning:")
 variant_ui.origins_note([], sorted(part["variant"].dropna().unique()))
 
+if analysed.axisless:
+    st.info(f"No point of this table gives a batch size, concurrency or request rate, so there is no curve to draw: "
+            f"its {len(part)} points as the file gives them.", icon=":material/info:")
+    ui.table(sweeps.points_table(part))
+    ui.export_buttons(part, f"sweep points {sweep}")
+    st.stop()
 if spec.empty:
     st.info("This sweep holds baseline points only: ingest the speculative runs of the same sweep to see a speedup.")
     st.stop()
@@ -61,7 +67,7 @@ curve = sweeps.curves(spec, x, None if choice.startswith("best") else choice)
 colors = queries.variant_colors()  # the store's: each variant in the colour it has on every page
 
 # --- speedup and the crossover -----------------------------------------------------------------
-if not info["has_baseline"]:
+if spec["speedup"].isna().all() and not info["has_baseline"]:
     st.info(f"No baseline in this sweep, so no speedup: only tok/s and accept length below. {EMPTY_HINT.split('. ')[0]}.")
 elif spec["speedup"].isna().all():
     st.info((f"No file of this sweep holds both a baseline and a speculative point at the same {sweeps.X_AXES[x]} "
@@ -71,6 +77,9 @@ else:
     found = sweeps.crossovers(curve, x)
     left, right = st.columns([3, 2])
     left.markdown(f"**Speedup against {sweeps.X_AXES[x]}**")
+    if (spec["speedup_from"] == "as the file reports it").any():
+        left.caption("Some speedups are the file's own figures (measured against its own baseline): this table gives "
+                     "no baseline tok/s at the same point to recompute them from.")
     left.plotly_chart(queries.figure(sweep_charts.speedup_chart, curve, x, found, colors), width="stretch")
     with right:
         st.markdown("**Where speculation stops paying**")

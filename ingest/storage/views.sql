@@ -629,6 +629,28 @@ JOIN sources s ON s.source_id = t.source_id
 LEFT JOIN covered c ON c.drafter_source_id = d.source_id AND c.tokens_source_id = t.source_id
 WHERE d.weights_files > 0;
 
+-- A speculative method as one vocabulary names it, from the word a file uses: SGLang's speculative_algorithm
+-- (EAGLE3, NEXTN, STANDALONE, NGRAM), vLLM's speculative_config method (eagle3, deepseek_mtp, ngram, medusa),
+-- llama.cpp's speculative types (draft, mtp, ngram-…), a results table's method column. A word outside the
+-- vocabulary is kept as written; no speculation is NULL.
+CREATE OR REPLACE MACRO spec_method(raw) AS
+    CASE WHEN raw IS NULL OR lower(trim(raw)) IN ('', 'none', 'null', 'speculativealgorithm.none') THEN NULL
+         WHEN regexp_matches(lower(raw), 'eagle[-_ ]?3') THEN 'EAGLE-3'
+         WHEN regexp_matches(lower(raw), 'eagle') THEN 'EAGLE'
+         WHEN regexp_matches(lower(raw), 'mtp|nextn') THEN 'MTP'
+         WHEN regexp_matches(lower(raw), 'n-?gram|prompt[-_ ]?lookup|^pld$') THEN 'n-gram'
+         WHEN regexp_matches(lower(raw), 'medusa') THEN 'Medusa'
+         WHEN regexp_matches(lower(raw), 'lookahead') THEN 'lookahead'
+         WHEN regexp_matches(lower(raw), 'hydra') THEN 'Hydra'
+         WHEN regexp_matches(lower(raw), 'standalone|draft[-_ ]?model|^draft$|^sps$') THEN 'draft model'
+         ELSE trim(raw) END;
+
+-- Each variant whose server configs all name one method (none: no speculation), for rows that name none themselves.
+CREATE OR REPLACE VIEW variant_config_methods AS
+SELECT variant, any_value(coalesce(spec_method(speculative_algorithm), 'none')) AS method
+FROM server_configs WHERE variant IS NOT NULL
+GROUP BY variant HAVING count(DISTINCT coalesce(spec_method(speculative_algorithm), 'none')) = 1;
+
 -- Every sweep point the store holds (its sweep named with its --phase label, when it has one): the sweep files' points, and bench_serving / bench_one_batch records
 -- grouped into a sweep by (tool, dataset, model) when the group has two or more batch sizes, concurrencies or
 -- request rates. A record's variant is the one evidence_sessions gives it; it is the baseline when its server
@@ -654,11 +676,22 @@ WITH records AS (
     GROUP BY sweep, model_path
     HAVING count(DISTINCT coalesce(CAST(batch_size AS DOUBLE), CAST(concurrency AS DOUBLE), rate)) >= 2
 )
-SELECT p.source_id, p.session_id, coalesce(p.phase || ' · ', '') || p.sweep AS sweep, p.phase, p.model, p.dataset, p.variant, p.is_baseline, p.batch_size, p.concurrency,
+SELECT p.source_id, p.session_id,
+       coalesce(p.phase || ' · ', '') || p.sweep || CASE WHEN t.sweep IS NOT NULL THEN ' · ' || coalesce(p.dataset, 'no task') ELSE '' END AS sweep,
+       p.phase, p.model, p.dataset, p.variant, p.is_baseline, p.batch_size, p.concurrency,
        CAST(NULL AS DOUBLE) AS request_rate, p.steps, p.topk, p.num_draft_tokens, p.accept_length, p.step_time_ms,
        p.throughput, p.throughput_kind, 'sweep file' AS accept_length_from, p.simulated, p.simulated_by,
-       CAST(NULL AS INTEGER) AS tp_size, src.kind AS origin, src.path
-FROM sweep_points p JOIN sources src USING (source_id)
+       CAST(NULL AS INTEGER) AS tp_size, src.kind AS origin, src.path,
+       CASE WHEN p.is_baseline THEN 'none' ELSE coalesce(spec_method(json_extract_string(p.extra, '$.method')), m.method) END AS method,
+       CASE WHEN NOT p.is_baseline  -- a table may print its row's speedup beside the baseline too
+            THEN TRY_CAST(coalesce(json_extract_string(p.extra, '$.speedup'), json_extract_string(p.extra, '$.decode_speedup')) AS DOUBLE)
+       END AS speedup_reported
+FROM sweep_points p JOIN sources src USING (source_id) LEFT JOIN variant_config_methods m ON m.variant = p.variant
+-- a table of several tasks (a leaderboard) with a batch or concurrency is a sweep per task: points of different
+-- tasks are never pooled on one curve (a table without one is listed whole, as it is)
+LEFT JOIN (SELECT source_id, sweep FROM sweep_points GROUP BY ALL
+           HAVING count(DISTINCT coalesce(dataset, '')) > 1 AND count(batch_size) + count(concurrency) > 0) t
+       ON t.source_id = p.source_id AND t.sweep = p.sweep
 UNION ALL
 SELECT s.source_id, s.source_id || '-rec' || s.record_index, s.sweep, s.phase, s.model_path, s.dataset_name, s.variant,
        CASE WHEN s.variant ILIKE 'baseline%' THEN true
@@ -669,7 +702,8 @@ SELECT s.source_id, s.source_id || '-rec' || s.record_index, s.sweep, s.phase, s
        'measured wall-clock', 'server-reported', coalesce(s.extra ILIKE '%simulate_acc%' OR s.extra ILIKE '%synthetic%', false),
        CASE WHEN s.extra ILIKE '%simulate_acc%' THEN 'SGLANG_SIMULATE_ACC_LEN in the record'
             WHEN s.extra ILIKE '%synthetic%' THEN 'synthetic acceptance in the record' END,
-       s.tp_size, 'bench_serving', src.path
+       s.tp_size, 'bench_serving', src.path,
+       CASE WHEN s.has_config THEN coalesce(spec_method(s.speculative_algorithm), 'none') END, CAST(NULL AS DOUBLE)
 FROM shaped s JOIN swept w ON w.sweep = s.sweep AND w.model_path IS NOT DISTINCT FROM s.model_path
 JOIN sources src USING (source_id);
 
