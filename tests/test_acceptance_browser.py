@@ -2,9 +2,9 @@
 and the Run page's per-position curve of a session's window.
 
 Each page is settled, its expanders opened, checked for tables wider than their frame (cut off at the right) and
-chart labels that overlap or stick out (tests/browser.py: look_at), and shot whole at 1280 and 1920 px to
-tests/artifacts/acceptance-{demo,corpus}-tabN-WIDTH.png (the Acceptance page a tab at a time: only the open tab
-runs) and acceptance-run-positions-WIDTH.png.
+chart labels that overlap or stick out (tests/browser.py: look_at), and shot whole at 1280 and 1920 px (loaded
+once, then resized) to tests/artifacts/acceptance-{demo,corpus}-tabN-WIDTH.png (the Acceptance page a tab at a
+time: only the open tab runs) and acceptance-run-positions-WIDTH.png.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
 from tests import browser as browser_helpers
-from tests.browser import CHROMIUM, look_at, served, served_copy
+from tests.browser import CHROMIUM, look_at_each_width, served, served_copy
 from tests.conftest import CORPUS
 from tests.stores import ingested_store
 
@@ -55,14 +55,14 @@ def open_page(page: Page, url: str) -> None:
 
 
 def look_at_every_tab(page: Page, name: str) -> tuple[list[str], int, str]:
-    """Each reading's tab opened in turn (only the open one runs) and looked at, shot as NAME-tabN-WIDTH.png:
-    the problems found, the charts drawn over all tabs, and every tab's text."""
+    """Each reading's tab opened in turn (only the open one runs) and looked at at each width, shot as
+    NAME-tabN-WIDTH.png: the problems found, the charts drawn over all tabs, and every tab's text."""
     problems: list[str] = []
     charts, texts = 0, []
     tabs = page.locator('[data-testid="stMain"] [role="tab"]')
     for index in range(tabs.count()):
         tabs.nth(index).click()
-        problems += look_at(page, f"{name}-tab{index + 1}-{page.viewport_size['width']}")
+        problems += look_at_each_width(page, f"{name}-tab{index + 1}")
         charts += page.locator(".js-plotly-plot").count()
         texts.append(page.locator('[data-testid="stMain"]').inner_text())
     return problems, charts, "\n".join(texts)
@@ -104,5 +104,5 @@ def test_run_page_shows_its_windows_per_position_curve(positions_url: tuple[str,
     main = page.locator('[data-testid="stMain"]')
     expect(main.get_by_text("Acceptance per draft position")).to_be_visible(timeout=60_000)
     expect(main.get_by_text("on the Acceptance page")).to_be_visible()
-    problems = look_at(page, f"acceptance-run-positions-{page.viewport_size['width']}")
+    problems = look_at_each_width(page, "acceptance-run-positions")
     assert problems == [], "\n".join(problems)

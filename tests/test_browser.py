@@ -2,8 +2,8 @@
 
 Tests run in file order against one server: the decision made in the ledger test is the one whose
 Markdown and HTML are downloaded after it. Every page is screenshotted to tests/artifacts/, and at the end
-every page again at 1280 and 1920 px (demo-PAGE-WIDTH.png, Breakdown's tabs too), checked for tables cut off
-at the right and chart labels that overlap or stick out.
+every page again at 1280 and 1920 px (demo-PAGE-WIDTH.png, Breakdown's tabs too; each page loaded once and
+resized), checked for tables cut off at the right and chart labels that overlap or stick out.
 """
 from __future__ import annotations
 
@@ -16,7 +16,14 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from dashboard.analysis import data
-from tests.browser import CHROMIUM, WIDTHS, look_at, reused, screenshot, served
+from tests.browser import (
+    CHROMIUM,
+    WIDTHS,
+    look_at_each_width,
+    reused,
+    screenshot,
+    served,
+)
 from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.browser
@@ -192,8 +199,9 @@ PAGES = ["compare", "breakeven", "breakdown", "run", "phases", "decisions", "ing
 
 
 def look_at_every_page(page: Page, base_url: str, prefix: str, extra: tuple[tuple[str, str], ...] = ()) -> list[str]:
-    """Every page (and each tab of a page with tabs) in ``page``'s width: screenshots ``PREFIX-PAGE-WIDTH.png``,
-    the problems seen. Pages are opened from the sidebar, as a person moves between them; ``extra`` views by URL."""
+    """Every page (and each tab of a page with tabs) at each of ``WIDTHS``, opened once and resized: screenshots
+    ``PREFIX-PAGE-WIDTH.png``, the problems seen. Pages are opened from the sidebar, as a person moves between
+    them; ``extra`` views by URL."""
     page.goto(f"{base_url}/")
     problems: list[str] = []
     for name in PAGES:
@@ -213,18 +221,17 @@ def open_from_sidebar(page: Page, path: str) -> None:
 
 
 def look_at_with_tabs(page: Page, stem: str) -> list[str]:
-    """The page and each of its other tabs, shot as ``STEM-WIDTH.png`` and ``STEM-tabN-WIDTH.png``."""
-    width = page.viewport_size["width"]
-    problems = look_at(page, f"{stem}-{width}")
+    """The page and each of its other tabs, each at every width, shot as ``STEM-WIDTH.png`` and
+    ``STEM-tabN-WIDTH.png``."""
+    problems = look_at_each_width(page, stem)
     for index, tab in enumerate(page.get_by_role("tab").all()[1:], 1):
         tab.click()
-        problems += look_at(page, f"{stem}-tab{index}-{width}")
+        problems += look_at_each_width(page, f"{stem}-tab{index}")
     return problems
 
 
-@pytest.mark.parametrize("width", WIDTHS, ids=[f"{w}px" for w in WIDTHS])
-def test_every_page_fits_at_both_widths(kept_tabs: Callable[..., Page], base_url: str, store_copy: Path, width: int) -> None:
+def test_every_page_fits_at_both_widths(kept_tabs: Callable[..., Page], base_url: str, store_copy: Path) -> None:
     k2 = data.sessions(store_copy, ["phase-0"], ["k2-drafter"])["session_id"].iloc[0]
-    with reused(kept_tabs(width)) as page:
+    with reused(kept_tabs(WIDTHS[0])) as page:
         problems = look_at_every_page(page, base_url, "demo", (("run-k2-run4", f"run?session={k2}&run=4"),))
     assert problems == [], "\n".join(problems)

@@ -1,9 +1,9 @@
 """A store with no benchmark JSON in real headless Chromium: Compare, Run and Breakdown show its files.
 
 The store holds the real logs, bench outputs and traces of ../shared/corpus (skipped without it).
-Every page it opens is screenshotted at 1280 and 1920 px to tests/artifacts/every-file-*.png; then every
-page is shot again as corpus-PAGE-WIDTH.png and checked for tables cut off at the right and chart labels
-that overlap or stick out.
+Every page it opens is screenshotted at 1280 and 1920 px (loaded once, then resized) to
+tests/artifacts/every-file-*.png; then every page is shot again as corpus-PAGE-WIDTH.png and checked for
+tables cut off at the right and chart labels that overlap or stick out.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.analysis import data
-from tests.browser import CHROMIUM, open_section, screenshot, served
+from tests.browser import CHROMIUM, at_each_width, open_section, screenshot, served
 from tests.conftest import CORPUS
 from tests.stores import ingested_store
 from tests.test_every_file import corpus_paths
@@ -51,8 +51,9 @@ def base_url(corpus_db: Path) -> Iterator[str]:
 
 
 
-def width(page: Page) -> int:
-    return page.viewport_size["width"]
+def screenshot_each_width(page: Page, stem: str) -> None:
+    for width in at_each_width(page):
+        screenshot(page, f"{stem}-{width}")
 
 
 def test_compare_names_variants_with_their_sources(base_url: str, page: Page) -> None:
@@ -64,7 +65,7 @@ def test_compare_names_variants_with_their_sources(base_url: str, page: Page) ->
     assert all("tok/s" in text for text in metrics.all_inner_texts())
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     expect(main.get_by_text("Traceback")).to_have_count(0)
-    screenshot(page, f"every-file-compare-{width(page)}")
+    screenshot_each_width(page, "every-file-compare")
 
 
 def test_run_opens_a_server_lifetime(base_url: str, page: Page, corpus_db: Path) -> None:
@@ -74,7 +75,7 @@ def test_run_opens_a_server_lifetime(base_url: str, page: Page, corpus_db: Path)
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     open_section(page, "Raw lines")  # the lines show when their section is opened
     expect(main.get_by_text("Decode batch").first).to_be_visible()
-    screenshot(page, f"every-file-run-lifetime-{width(page)}")
+    screenshot_each_width(page, "every-file-run-lifetime")
 
 
 def test_breakdown_shows_a_labelled_trace_set(base_url: str, page: Page) -> None:
@@ -84,7 +85,7 @@ def test_breakdown_shows_a_labelled_trace_set(base_url: str, page: Page) -> None
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
     labels = [tick.text_content() for tick in page.locator(".js-plotly-plot .ytick text").all()]
     assert f"{TRACES} · rank 1" in labels, labels
-    screenshot(page, f"every-file-breakdown-{width(page)}")
+    screenshot_each_width(page, "every-file-breakdown")
 
 
 def test_phases_shows_the_evidence(base_url: str, page: Page) -> None:
@@ -92,7 +93,7 @@ def test_phases_shows_the_evidence(base_url: str, page: Page) -> None:
     main = page.locator('[data-testid="stMain"]')
     expect(main.get_by_text("(no phase)").first).to_be_visible(timeout=30_000)
     expect(main.get_by_text("No data yet")).to_have_count(0)
-    screenshot(page, f"every-file-phases-{width(page)}")
+    screenshot_each_width(page, "every-file-phases")
 
 
 def test_every_page_fits_at_both_widths(page: Page, base_url: str, corpus_db: Path) -> None:

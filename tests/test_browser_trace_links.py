@@ -1,7 +1,7 @@
 """A trace set linked to its server lifetime, in real headless Chromium: the Run page says how it was
 linked and shows the lifetime's log; Breakdown lists it under the lifetime's variant.
 
-Screenshots at 1280 and 1920 px: tests/artifacts/trace-link-*.png.
+Screenshots at 1280 and 1920 px (each page loaded once, then resized): tests/artifacts/trace-link-*.png.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import ingest_paths
-from tests.browser import CHROMIUM, open_section, screenshot, served
+from tests.browser import CHROMIUM, at_each_width, open_section, screenshot, served
 from tests.test_trace_links import EAGLE3, PROFILE_ID, PROFILED_LOG, trace_named
 
 pytestmark = pytest.mark.browser
@@ -40,7 +40,8 @@ def test_run_says_how_a_trace_set_was_linked_and_shows_its_lifetime(base_url: st
     open_section(page, "Raw lines")  # the lines show when their section is opened
     expect(main.get_by_text("Decode batch").first).to_be_visible()  # the linked lifetime's raw lines
     expect(main.get_by_text("Traceback")).to_have_count(0)
-    screenshot(page, f"trace-link-run-{page.viewport_size['width']}")
+    for width in at_each_width(page):
+        screenshot(page, f"trace-link-run-{width}")
 
 
 def test_breakdown_lists_the_trace_under_the_lifetimes_variant(base_url: str, page: Page) -> None:
@@ -49,4 +50,5 @@ def test_breakdown_lists_the_trace_under_the_lifetimes_variant(base_url: str, pa
     expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)
     expect(main.get_by_text(f"trace:{PROFILE_ID}")).to_have_count(0)
     expect(main.get_by_text("Traceback")).to_have_count(0)
-    screenshot(page, f"trace-link-breakdown-{page.viewport_size['width']}")
+    for width in at_each_width(page):
+        screenshot(page, f"trace-link-breakdown-{width}")

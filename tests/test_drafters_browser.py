@@ -1,6 +1,6 @@
 """The Drafters page in Debian's Chromium against `specdash serve` on a copy of the demo store, at 1280 and
-1920 px: the seed's finding shows, no table is cut off, no chart label overlaps another, no cell reads None.
-Screenshots: tests/artifacts/drafters-<width>.png."""
+1920 px (loaded once, then resized): the seed's finding shows, no table is cut off, no chart label overlaps
+another, no cell reads None. Screenshots: tests/artifacts/drafters-<width>.png."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, look_at, served, served_copy
+from tests.browser import CHROMIUM, look_at_each_width, served, served_copy
 
 pytestmark = pytest.mark.browser
 
@@ -41,7 +41,7 @@ def test_the_drafters_page_shows_the_seeds_finding(base_url: str, page: Page) ->
     expect(metrics.nth(3)).to_contain_text("0.865")
     expect(main.get_by_text("differ at 31,748 of 32,000 draft ids and agree at 252").first).to_be_visible()
     expect(page.locator(".js-plotly-plot").first).to_be_visible()
-    problems = look_at(page, f"drafters-{page.viewport_size['width']}")
+    problems = look_at_each_width(page, "drafters")
     assert not problems, problems
     text = main.inner_text()
     assert "None" not in text.split() and "nan" not in text.split()
@@ -68,7 +68,7 @@ def test_the_drafters_page_on_a_corpus_only_store(corpus_url: str, page: Page) -
     page.goto(f"{corpus_url}/drafters")
     main = page.locator('[data-testid="stMain"]')
     expect(main.get_by_text("Comparing needs two drafters with a d2t mapping")).to_be_visible()
-    problems = look_at(page, f"drafters-corpus-{page.viewport_size['width']}")
+    problems = look_at_each_width(page, "drafters-corpus")
     assert not problems, problems
     text = main.inner_text()
     assert "None" not in text.split() and "nan" not in text.split()

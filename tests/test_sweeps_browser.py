@@ -1,5 +1,6 @@
 """The Sweeps page in real headless Chromium (Debian's /usr/bin/chromium), on the demo store and on a corpus-only store:
-screenshots at 1280 and 1920 px to tests/artifacts/sweeps-*.png, and no table cut off, no overlapping chart labels."""
+screenshots at 1280 and 1920 px (each page loaded once, then resized) to tests/artifacts/sweeps-*.png, and no table cut
+off, no overlapping chart labels."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ingest.pipeline import ingest_paths
-from tests.browser import CHROMIUM, look_at, served, served_copy
+from tests.browser import CHROMIUM, look_at_each_width, served, served_copy
 from tests.conftest import CORPUS
 
 pytestmark = [pytest.mark.browser]
@@ -38,16 +39,16 @@ def corpus_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def check(page: Page, name: str, expected: str) -> None:
-    """The page as it opens, then each tab below the headline opened in turn (only the open tab runs), shot as
-    NAME-WIDTH.png and NAME-tabN-WIDTH.png."""
+    """The page as it opens, then each tab below the headline opened in turn (only the open tab runs), each at
+    every width, shot as NAME-WIDTH.png and NAME-tabN-WIDTH.png."""
     main = page.locator('[data-testid="stMain"]')
     expect(main.get_by_text(expected).first).to_be_visible(timeout=60_000)
-    expect(page.locator(".js-plotly-plot").first).to_be_visible()
-    problems = look_at(page, f"{name}-{page.viewport_size['width']}")
+    expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=30_000)  # drawn after the text: 5 s was flaky on a busy machine
+    problems = look_at_each_width(page, name)
     bodies = [main.inner_text()]
     for index, tab in enumerate(main.get_by_role("tab").all()[1:], 1):
         tab.click()
-        problems += look_at(page, f"{name}-tab{index}-{page.viewport_size['width']}")
+        problems += look_at_each_width(page, f"{name}-tab{index}")
         bodies.append(main.inner_text())
     for body in bodies:
         assert "Traceback" not in body and "None" not in body and "nan" not in body.split()

@@ -25,7 +25,7 @@ DELTA = ("Δ = headline tok/s − the baseline's headline tok/s, by the same est
          "√(Σ(tokᵢ − R·timeᵢ)² ÷ (n−1)) ÷ (mean time·√n) with R = Σtok/Σtime; for the mean of runs sd/√n. "
          "'within noise' when that interval spans 0.")
 SPEEDUP = "Speedup = headline tok/s ÷ the baseline's headline tok/s."
-TOKENS_PER_STEP = ("tokens/step (accept length as SGLang logs it) = tokens emitted per verify step, bonus token "
+TOKENS_PER_STEP = ("τ = accept length = tokens/step (as SGLang logs it) = tokens emitted per verify step, bonus token "
                    "included (floor 1.00). From the server-log decode lines inside measured runs' time windows "
                    "(run_log_stats; warm-ups and idle stretches excluded), weighted by #running-req.")
 ACCEPTED_DRAFTS = "accepted drafts/step = tokens/step − 1: draft tokens accepted per step, bonus excluded; 0 for a drafter whose every draft is rejected."
@@ -259,7 +259,7 @@ COLUMNS: dict[str, Column] = {
     "verdict": Column("verdict", "faster / slower: the Δ interval excludes 0; within noise: it spans 0."),
     "speedup": Column("speedup", SPEEDUP, RATIO),
     # --- Compare: why
-    "tokens/step": Column("accept length (tokens/step)", TOKENS_PER_STEP + " " + BLANK_NO_SPECULATION, ACCEPT),
+    "tokens/step": Column("τ (tokens/step)", TOKENS_PER_STEP + " " + BLANK_NO_SPECULATION, ACCEPT),
     "drafts/step": Column("accepted drafts/step", ACCEPTED_DRAFTS + " " + BLANK_NO_SPECULATION, ACCEPT),
     "cycle ms (est.)": Column("est. cycle (ms)", CYCLE_EST + f" {EMPTY}: a variant that may speculate, with no "
                              "tokens/step to multiply by.", MS),
@@ -471,6 +471,12 @@ COLUMNS: dict[str, Column] = {
     "model speedup": Column("speedup S", "S = τ(N) × baseline step ÷ cycle(N): modelled, not measured.", RATIO),
     "best N": Column("best", f"✓ = the N with the highest modelled speedup; {EMPTY} = another N models better."),
     "requests": Column("requests", "Requests with a per-request accept length.", COUNT),
+    "rate requests": Column("requests", "Requests that give an acceptance rate but no accept length: their file "
+                            "counts drafted and accepted tokens, not verify steps.", COUNT),
+    "request acceptance rate": Column("acceptance rate (%)", "Accepted ÷ drafted tokens, pooled over the requests' "
+                                      "drafted tokens (else the mean of their rates). A rate, not an accept length: "
+                                      "without the verify-step count it cannot be turned into tokens/step.", SHARE),
+    "rate from": Column("from", "Which outputs gave the rates.", width=TEXT_WIDTH),
     "accept length": Column("accept length (tokens/step)", "Accept length = tokens emitted per verify step, bonus token "
                             "included (1 + accepted drafts per step). SGLang per request: completion tokens ÷ "
                             "spec_verify_ct; vLLM: 1 + accepted ÷ steps (or ÷ drafts).", ACCEPT),
