@@ -340,3 +340,19 @@ def test_a_summary_with_nothing_drafted_is_a_baseline(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("13.702s", "fast"))
     with pytest.raises(MalformedInput, match="avg_latency 'fast' is not a number"):
         speed_bench.parse(path, ParseOptions())
+
+
+def test_the_acceptance_page_shows_rate_only_requests_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A completion's timings give draft_n / draft_n_accepted and no verify steps: a rate, shown as one on the
+    Acceptance page's per-request tab, never as an accept length."""
+    from tests.test_app import every_tab, run_page
+
+    db = tmp_path / "store.duckdb"
+    assert not [r for r in ingest_paths([FIXTURES / "llamacpp" / "completion-timings-pr12603.json"], db, variant="qwen-draft")
+                if r.failed]
+    shown = []
+    for tab, view in every_tab(run_page("views/acceptance.py", db, monkeypatch)):
+        shown += [t.value for t in view.dataframe if "rate requests" in t.value.columns] if "Per request" in tab else []
+    [rates] = shown
+    assert rates["variant"].tolist() == ["qwen-draft"] and rates["rate requests"].tolist() == [1]
+    assert rates["request acceptance rate"].iloc[0] == pytest.approx(100 * 65 / 347)  # draft_n_accepted / draft_n, in %

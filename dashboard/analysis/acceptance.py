@@ -134,6 +134,28 @@ def request_distribution(db_path: str | Path, variant_list: Sequence[str] = ()) 
     return moments[columns]
 
 
+def request_rates(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+    """Per variant, the requests that give an acceptance rate and no accept length (llama.cpp's ``timings`` and
+    ``llama-speculative`` count drafted and accepted tokens, not verify steps): how many, and the rate pooled over
+    their drafted tokens (Σ accepted ÷ Σ drafted) where every one counts them, else the mean of their rates."""
+    columns = ["variant", "requests", "rate", "origins"]
+    params = _request_params(db_path, variant_list)
+    if params is None:
+        return pd.DataFrame(columns=columns)
+    return frame(db_path, f"""
+        SELECT variant, count(*) AS requests,
+               CASE WHEN count(draft_tokens) = count(*) AND sum(draft_tokens) > 0
+                    THEN sum(accepted_drafts) / sum(draft_tokens) ELSE avg(accept_rate) END AS rate,
+               string_agg(DISTINCT origin, ', ' ORDER BY origin) AS origins
+        {REQUESTS_OF} AND accept_length IS NULL AND accept_rate BETWEEN 0 AND 1
+        GROUP BY variant ORDER BY variant""", params)[columns]
+
+
+def rates_table(rates: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({"variant": rates["variant"], "rate requests": rates["requests"],
+                         "request acceptance rate": rates["rate"], "rate from": rates["origins"]})
+
+
 def request_histogram(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """Requests per accept-length bin of ``HISTOGRAM_BIN`` (bins start at its multiples), per variant."""
     params = _request_params(db_path, variant_list, size=HISTOGRAM_BIN)

@@ -21,6 +21,7 @@ request_sources = queries.cached(acceptance.request_sources)
 request_curves = queries.cached(acceptance.request_curves)
 request_distribution = queries.cached(acceptance.request_distribution)
 request_histogram = queries.cached(acceptance.request_histogram)
+request_rates = queries.cached(acceptance.request_rates)
 request_ecdf = queries.cached(acceptance.request_ecdf)
 worst_requests = queries.cached(acceptance.worst_requests)
 dataset_rows = queries.cached(acceptance.dataset_rows)
@@ -133,10 +134,20 @@ def drafting_model() -> None:
 
 
 def per_request() -> None:
-    """Each request's accept length: the spread per variant, histogram and ECDF, the lowest requests."""
+    """Each request's accept length: the spread per variant, histogram and ECDF, the lowest requests; requests that
+    give a rate only, apart."""
+    rate_only = request_rates(variants)
+    if not rate_only.empty:
+        st.markdown("**Requests with an acceptance rate only**")
+        st.caption("These outputs count drafted and accepted tokens but not verify steps, so they give a rate, not an "
+                   "accept length (tokens/step): they are not in the figures below.")
+        ui.table(acceptance.rates_table(rate_only), lines=2)
+        ui.export_buttons(rate_only, "acceptance rate per request")
     if distribution.empty:
-        st.info("No per-request acceptance for these variants. Ingest responses carrying vLLM `metrics.speculative_decoding`, "
-                "SGLang `meta_info` spec fields or AIPerf `spec_decode_acceptance` records.")
+        if rate_only.empty:
+            st.info("No per-request acceptance for these variants. Ingest responses carrying vLLM "
+                    "`metrics.speculative_decoding`, SGLang `meta_info` spec fields, AIPerf `spec_decode_acceptance` "
+                    "records or llama.cpp `timings`.")
         return
     ui.table(acceptance.distribution_table(distribution), lines=2)
     ui.export_buttons(distribution, "acceptance per request")
