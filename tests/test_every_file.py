@@ -232,3 +232,18 @@ def test_phases_trends_name_unphased_evidence_like_the_timeline(own_store: Path,
     timeline, trends = app.dataframe[0].value, app.dataframe[1].value
     assert timeline["phase"].tolist() == ["(no phase)"]
     assert set(trends["phase"]) == {"(no phase)"} and len(trends) >= 2
+
+
+def test_an_unlabelled_benchmark_file_counts_under_its_folders_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A benchmark file with no variant of its own, in a folder with no layout: every page names it by its folder's
+    group, and Compare shows its runs under that name (it said the group 'has only profiler traces')."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "bench.json").write_text('{"runs": [{"output_tokens": 100, "duration_s": 2.0}, '
+                                       '{"output_tokens": 100, "duration_s": 2.5}]}')
+    db = tmp_path / "store.duckdb"
+    assert not [r for r in ingest_paths([folder], db) if r.failed]
+    assert data.variants(db, []) == ["unlabelled: runs"]
+    assert data.variant_summary(db, [], [])["variant"].tolist() == ["unlabelled: runs"]
+    app = run_page("views/compare.py", db, monkeypatch)
+    assert [(m.label, m.value) for m in app.metric] == [("unlabelled: runs", "44.4 tok/s")]  # 200 tokens ÷ 4.5 s

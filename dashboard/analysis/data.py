@@ -257,7 +257,7 @@ SOURCE_FIGURES = f"""
                list(DISTINCT s.model ORDER BY s.model) FILTER (WHERE s.model IS NOT NULL) AS models,
                min(coalesce(r.started_at, s.started_at)) AS first_run_at,
                max(coalesce(r.ended_at, r.started_at, s.started_at)) AS last_run_at
-        FROM bench_runs r JOIN sessions s USING (session_id)
+        FROM bench_runs r JOIN benchmark_sessions s USING (session_id)
         WHERE $with_benchmark AND NOT r.is_warmup AND {IN_SCOPE}
         GROUP BY 1, 2, 3
     ), {EVIDENCE_IN_SCOPE}, {EVIDENCE_SAMPLES}, evidence AS (
@@ -352,7 +352,7 @@ def session_summary(db_path: str | Path, phase_list: Sequence[str], variant_list
                    'benchmark runs' AS basis, 'runs' AS sample_unit,
                    count(*) AS n_runs, avg({TOK_PER_S}) AS mean_of_runs,
                    {TOKENS_OVER_TIME} AS tokens_over_time
-            FROM bench_runs r JOIN sessions s USING (session_id)
+            FROM bench_runs r JOIN benchmark_sessions s USING (session_id)
             WHERE NOT r.is_warmup AND {IN_SCOPE}
             GROUP BY ALL ORDER BY s.started_at NULLS LAST, s.session_id
             """,
@@ -378,7 +378,7 @@ def runs(
                r.prompt_tokens, r.output_tokens, r.duration_s,
                {TOK_PER_S} AS tok_per_s,
                r.max_tokens, r.hit_max_tokens, r.started_at, r.ended_at, r.finish_reason
-        FROM bench_runs r JOIN sessions s USING (session_id)
+        FROM bench_runs r JOIN benchmark_sessions s USING (session_id)
         WHERE {IN_SCOPE}
         ORDER BY s.started_at NULLS LAST, s.session_id, r.is_warmup DESC, r.run_index
         """,
@@ -406,7 +406,7 @@ def accept_length(
     with reader(db_path) as con:
         if not run_windows.define_readers(con):  # the view computes windows: only for the sessions in scope
             params["in_scope"] = [row[0] for row in con.execute(
-                f"SELECT s.session_id FROM sessions s WHERE {IN_SCOPE}", scope(phase_list, variant_list, session_list)
+                f"SELECT s.session_id FROM benchmark_sessions s WHERE {IN_SCOPE}", scope(phase_list, variant_list, session_list)
             ).fetchall()]
         return con.execute(ACCEPT_LENGTH_ANY_EVIDENCE, params).df()
 
@@ -464,7 +464,7 @@ ACCEPT_LENGTH = """
                w.log_source_id, w.segment, w.first_line_no, w.last_line_no,
                w.range_lines, w.range_accept_lines, w.range_tokens_weighted, w.range_tokens_weight,
                w.range_drafts_weighted, w.range_drafts_weight, w.range_cuda_graph_off, w.range_cuda_graph_on
-        FROM windows_of($in_scope) w JOIN sessions s USING (session_id)
+        FROM windows_of($in_scope) w JOIN benchmark_sessions s USING (session_id)
         WHERE NOT w.is_warmup AND w.first_line_no IS NOT NULL AND {in_scope}
     ), reach AS (
         SELECT *, max(last_line_no) OVER (PARTITION BY session_id, phase, variant, log_source_id, segment
@@ -558,7 +558,7 @@ def configs_by_variant(
         f"""
         WITH {EVIDENCE_IN_SCOPE}, keys AS (
             SELECT DISTINCT l.log_source_id, l.segment, {VARIANT} AS variant
-            FROM sessions s JOIN linked_logs() l USING (session_id)
+            FROM benchmark_sessions s JOIN linked_logs() l USING (session_id)
             WHERE {IN_SCOPE}
             UNION ALL  -- a server lifetime's own config, a bench record's server_info, the log linked to a record
             SELECT DISTINCT config_source_id, config_segment, variant FROM ({CONFIG_PLACES.format(sessions="ev")})
@@ -854,7 +854,7 @@ def variant_config(db_path: str | Path, variant: str, phase: str | None) -> pd.D
         db_path,
         f"""
         SELECT c.*, (s.phase IS NOT DISTINCT FROM $phase) AS same_phase
-        FROM sessions s
+        FROM benchmark_sessions s
         JOIN linked_logs() l USING (session_id)
         JOIN server_configs c ON c.source_id = l.log_source_id AND c.segment = l.segment
         WHERE {VARIANT} = $variant

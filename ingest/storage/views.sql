@@ -489,6 +489,12 @@ LEFT JOIN call_logs l ON r.link_to IS NULL AND l.ingest_group = r.ingest_group
          OR (r.given_variant IS NULL AND r.own_variant IS NULL AND l.in_call = 1))
 LEFT JOIN same_config q USING (source_id, record_index);
 
+-- Benchmark sessions with the variant every page names them by: --variant or the file's own label, else their
+-- folder's group (macro folder_variant), as evidence_sessions names them.
+CREATE OR REPLACE VIEW benchmark_sessions AS
+SELECT s.* REPLACE (coalesce(s.variant, folder_variant(src.path)) AS variant)
+FROM sessions s JOIN sources src USING (source_id);
+
 -- One row per session, whatever its evidence (record links from bench_record_links). A benchmark file
 -- without a variant and an unlabelled bench record or trace set take their folder's group.
 CREATE OR REPLACE VIEW evidence_sessions AS
