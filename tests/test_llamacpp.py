@@ -356,3 +356,15 @@ def test_the_acceptance_page_shows_rate_only_requests_apart(tmp_path: Path, monk
     [rates] = shown
     assert rates["variant"].tolist() == ["qwen-draft"] and rates["rate requests"].tolist() == [1]
     assert rates["request acceptance rate"].iloc[0] == pytest.approx(100 * 65 / 347)  # draft_n_accepted / draft_n, in %
+
+
+def test_a_server_logs_requests_take_their_lifetimes_variant(tmp_path: Path) -> None:
+    """Unlabelled, a request's acceptance is the variant its lifetime's speculative type names (as its runs are),
+    not the folder's group; --variant still wins."""
+    log = FIXTURES / "llamacpp" / "server-2026-06-eagle3-per-position.log"
+    db, labelled = tmp_path / "store.duckdb", tmp_path / "labelled.duckdb"
+    assert not [r for r in ingest_paths([log], db) if r.failed]
+    assert not [r for r in ingest_paths([log], labelled, variant="k25-eagle3") if r.failed]
+    for store, variant in ((db, "draft-eagle3"), (labelled, "k25-eagle3")):
+        with duckdb.connect(str(store), read_only=True) as con:
+            assert con.execute("SELECT DISTINCT variant FROM acceptance_request_rows").fetchall() == [(variant,)]

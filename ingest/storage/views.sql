@@ -846,7 +846,8 @@ WHERE f.metric = 'vllm:spec_decode_num_accepted_tokens_per_pos_total' AND f.posi
 
 -- Per-request rows with their variant (a bench record's own, else --variant, else the file name).
 CREATE OR REPLACE VIEW acceptance_request_rows AS
-SELECT coalesce(e.variant, acceptance_variant(src.variant, 'requests:', src.path)) AS variant,
+-- the variant: a bench record's session's, --variant, the row's own (a llama.cpp lifetime's speculative type), the folder's
+SELECT coalesce(e.variant, src.variant, json_extract_string(r.extra, '$.variant'), folder_variant(src.path)) AS variant,
        coalesce(e.phase, src.phase) AS phase, src.path, r.*
 FROM acceptance_requests r JOIN sources src USING (source_id)
 LEFT JOIN evidence_sessions e ON e.origin = 'bench_record' AND e.source_id = r.source_id AND e.part = r.record_index

@@ -397,7 +397,9 @@ def _acceptance_row(index: int, request: _Request, methods: list[str]) -> dict[s
     accepted, generated = whole(draft.get("accepted")), whole(draft.get("generated"))
     length = number(draft.get("length"))
     decode, prompt = request.timings.get("eval time", {}), request.timings.get("prompt eval time", {})
-    extra: dict[str, Any] = {"methods": methods, "rate_printed": number(draft.get("rate")), **request.said}
+    # the variant its lifetime's session gets (``_session_row``): the row's own label when the file is not labelled
+    extra: dict[str, Any] = {"methods": methods, "variant": "+".join(methods) or None,
+                             "rate_printed": number(draft.get("rate")), **request.said}
     if length is None:
         extra["accept_length_note"] = "not printed by this llama.cpp version; no step count to compute it from"
     request_id = f"slot {request.slot} task {request.task}" if request.slot is not None else None
