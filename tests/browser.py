@@ -230,6 +230,13 @@ def open_expanders(page) -> None:  # type: ignore[no-untyped-def]
         settle(page)
 
 
+def table_cells(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """The text of every table cell on the page: Streamlit draws tables on a canvas, and keeps each cell's text
+    in the grid's accessible cells (their innerText is empty)."""
+    return list(page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="stDataFrame"] [role="gridcell"]')].map(c => c.textContent)"""))
+
+
 def overflowing_tables(page) -> list[str]:  # type: ignore[no-untyped-def]
     """Visible tables wider than their frame (cut off at the right: a horizontal scroll hides columns)."""
     return page.evaluate(
