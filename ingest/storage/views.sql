@@ -844,9 +844,9 @@ JOIN file_drafts d ON d.before_source_id = f.before_source_id AND d.after_source
      AND d.engine_index IS NOT DISTINCT FROM f.engine_index
 WHERE f.metric = 'vllm:spec_decode_num_accepted_tokens_per_pos_total' AND f.position IS NOT NULL AND d.drafts > 0;
 
--- Per-request rows with their variant (a bench record's own, else --variant, else the file name).
+-- Per-request rows with their variant: a bench record's session's, else --variant, else the row's own (a llama.cpp
+-- lifetime's speculative type), else its folder's group.
 CREATE OR REPLACE VIEW acceptance_request_rows AS
--- the variant: a bench record's session's, --variant, the row's own (a llama.cpp lifetime's speculative type), the folder's
 SELECT coalesce(e.variant, src.variant, json_extract_string(r.extra, '$.variant'), folder_variant(src.path)) AS variant,
        coalesce(e.phase, src.phase) AS phase, src.path, r.*
 FROM acceptance_requests r JOIN sources src USING (source_id)
