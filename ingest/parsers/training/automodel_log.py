@@ -37,6 +37,7 @@ from ingest.parsers.training.progress import (
     counter,
     kept_value,
     number,
+    out_of_domain,
     physical_lines,
     pieces,
 )
@@ -139,18 +140,6 @@ def timestamp(text: str) -> datetime | None:
         return datetime.fromisoformat(text.replace(",", "."))
     except ValueError:
         return None
-
-
-def out_of_domain(path: Path, rows: list[dict[str, Any]]) -> list[str]:
-    """``file:line`` notes for figures outside their domain (kept as printed; the Acceptance page leaves them out)."""
-    notes = []
-    for row in rows:
-        tau, accuracy = row.get("simulated_accept_length"), row.get("accuracy")
-        if tau is not None and tau < 1:
-            notes.append(f"{path}:{row['line_no']}: simulated accept length {tau} is below 1 (the bonus token's floor)")
-        if accuracy is not None and not 0 <= accuracy <= 1:
-            notes.append(f"{path}:{row['line_no']}: accuracy {accuracy} is outside 0–1")
-    return notes
 
 
 FORMAT = Format(

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ingest.errors import MalformedInput
 from ingest.reader import open_binary
@@ -106,3 +107,16 @@ def counter(path: Path, line_no: int, key: str, value: int, largest: int = INT32
         raise MalformedInput(path, f"{key} {value} is larger than any training run counts", line=line_no, key=key,
                              hint="the line was damaged; fix or remove it and ingest again")
     return value
+
+
+def out_of_domain(path: Path, rows: list[dict[str, Any]]) -> list[str]:
+    """``file:line`` notes for a training step's figures outside their domain — simulated τ below 1, an accuracy or
+    acceptance rate outside 0–1 — kept as printed (the Acceptance page leaves them out)."""
+    notes = []
+    for row in rows:
+        tau = row.get("simulated_accept_length")
+        if tau is not None and tau < 1:
+            notes.append(f"{path}:{row['line_no']}: simulated accept length {tau} is below 1 (the bonus token's floor)")
+        notes += [f"{path}:{row['line_no']}: {column} {row[column]} is outside 0–1" for column in ("accuracy", "acceptance_rate")
+                  if row.get(column) is not None and not 0 <= row[column] <= 1]
+    return notes

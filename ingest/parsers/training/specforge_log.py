@@ -44,6 +44,7 @@ from ingest.parsers.training.progress import (
     counter,
     kept_value,
     number,
+    out_of_domain,
     physical_lines,
     pieces,
 )
@@ -159,13 +160,6 @@ def measured(path: Path, line_no: int, key: str, value: str) -> float:
         raise MalformedInput(path, f"{key}: {value} is not a number", line=line_no, key=key,
                              hint="the line was cut or edited; fix or remove it and ingest again")
     return result
-
-
-def out_of_domain(path: Path, rows: list[dict[str, Any]]) -> list[str]:
-    """``file:line`` notes for rates outside 0–1 (kept as printed; the Acceptance page leaves them out)."""
-    return [f"{path}:{row['line_no']}: {column} {row[column]} is outside 0–1"
-            for row in rows for column in ("accuracy", "acceptance_rate")
-            if row.get(column) is not None and not 0 <= row[column] <= 1]
 
 
 FORMAT = Format(
