@@ -229,7 +229,9 @@ def ingest_paths(
     """Ingest every file; files of one call share an ``ingest_group`` so they can be joined later.
 
     Files found under a directory that are not experiment data are "skipped" reports (failures
-    with ``strict``); a file given as such is always ingested as data.
+    with ``strict``); a file given as such is always ingested as data. Consecutive files share one writer
+    (``store.consecutive_writes``): an ``on_report`` that reads the store in this thread releases it first
+    (``store.release_held_writer``; ``store.read_connection`` does).
     """
     given = [Path(p) for p in paths]
     group = uuid.uuid4().hex[:12]
@@ -246,12 +248,13 @@ def ingest_paths(
     if not files:
         finish(FileReport(path=Path(where), status="failed",
                           error=IngestError(where, "no files found", hint="pass files, or directories that contain them")))
-    stored = _stored_hashes(db_path) if files and not replace else None
-    for path in files:
-        finish(ingest_file(
-            path, db_path, phase=phase, variant=variant, group=group, options=options, replace=replace,
-            progress=progress, skip_not_data=not strict and path not in named, link_to=link_to, stored=stored,
-        ))
+    with store.consecutive_writes():
+        stored = _stored_hashes(db_path) if files and not replace else None
+        for path in files:
+            finish(ingest_file(
+                path, db_path, phase=phase, variant=variant, group=group, options=options, replace=replace,
+                progress=progress, skip_not_data=not strict and path not in named, link_to=link_to, stored=stored,
+            ))
     if files and all(report.status == "skipped" for report in reports):
         finish(FileReport(path=Path(where), status="failed", error=IngestError(
             where, f"no experiment data found, only {_counted(skipped_kinds(reports))}",

@@ -173,6 +173,7 @@ def test_a_second_log_in_the_call_ends_the_only_log_link(isolated_store: Path, t
     seen = []
 
     def after_each(report: Any) -> None:  # files load in the order given: bench, then one log, then another
+        store.release_held_writer(isolated_store)  # ingest_paths keeps its writer open between files
         seen.append(query(isolated_store, "SELECT link_method FROM session_log_links"))
         assert_kept_tables_match_views(isolated_store)
 
@@ -250,3 +251,38 @@ def test_a_run_seen_by_two_logs_alike_takes_every_log_figure_from_the_same_one(i
     runs = data.session_runs(isolated_store, session_id).sort_values(["run_index", "is_warmup"])
     shown = list(runs[["run_index", "is_warmup", "tokens_per_step", "log_gen_throughput", "decode_lines"]].itertuples(index=False, name=None))
     assert shown == [tuple(row) for row in expected]
+
+
+def scanned_tables(con: duckdb.DuckDBPyConnection, query: str) -> set[str]:
+    """The store tables a query's plan reads, with the optimizer off so that no scan is pruned for this data."""
+    plan = con.execute(f"EXPLAIN (FORMAT json) {query}").fetchall()[0][1]
+    return {name.rsplit(".", 1)[-1] for name in re.findall(r'"Table": "([^"]+)"', plan)}
+
+
+def test_a_load_skips_the_links_and_windows_only_for_tables_they_never_read(tmp_path: Path) -> None:
+    """store.UNLINKED_TABLES lets a load skip run_windows.refresh and relink_traces: no query either runs may read them."""
+    db = tmp_path / "store.duckdb"
+    with store.writer(db) as con:
+        con.execute("PRAGMA disable_optimizer")
+        derived_from = set().union(*(scanned_tables(con, query) for query in (
+            "SELECT * FROM trace_set_links", "SELECT * FROM trace_labels", "SELECT * FROM session_logs_for(['s'])",
+            "SELECT * FROM run_windows_for(['s'])", "SELECT * FROM log_segments", "SELECT clock_skew_us()",
+        )))
+        data_tables = set(store.data_tables(con))
+    assert {"sessions", "server_configs", "trace_ranks", "decode_stats"} <= derived_from  # the plans were read
+    assert store.UNLINKED_TABLES <= data_tables
+    assert not store.UNLINKED_TABLES & derived_from
+
+
+def test_a_training_log_loaded_after_a_trace_keeps_the_traces_link_and_the_windows_current(tmp_path: Path) -> None:
+    db = tmp_path / "store.duckdb"
+    ingest_paths([K2], db)
+    with duckdb.connect(str(db), read_only=True) as con:
+        links_before = con.execute("SELECT * FROM trace_links ORDER BY ALL").fetchall()
+    assert links_before  # the trace set is linked to the server log
+    ingest_paths([ROOT / "tests" / "fixtures" / "training"], db)
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM training_steps").fetchone()[0] > 0
+        assert run_windows.is_current(con)  # the basis counts the drafter's source
+        assert con.execute("SELECT * FROM trace_links ORDER BY ALL").fetchall() == links_before
+        assert con.execute("SELECT * FROM trace_set_links ORDER BY ALL").fetchall() == links_before

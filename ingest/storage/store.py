@@ -122,6 +122,7 @@ def shared_reads() -> Iterator[None]:
 def read_connection(db_path: Path, wait_s: float) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to the store: inside ``shared_reads``, this thread's shared one; else one of its
     own, closed on exit. Waits up to ``wait_s`` while a writer holds the store."""
+    release_held_writer(db_path)
     shared = _shared_connections()
     if shared is None:
         con = open_with_retry(db_path, read_only=True, wait_s=wait_s)
@@ -147,9 +148,74 @@ def _shared_connections() -> dict[str, duckdb.DuckDBPyConnection] | None:
     return getattr(_this_thread, "shared", None)
 
 
+# --- writes that share one connection -------------------------------------------------------------
+
+# How long consecutive loads keep one read-write connection before giving other processes their turn.
+WRITER_HOLD_S = 0.5
+
+
+class _HeldWriter(NamedTuple):
+    con: duckdb.DuckDBPyConnection
+    opened_at: float
+
+
+@contextmanager
+def consecutive_writes() -> Iterator[None]:
+    """Inside this block, this thread's writers of a store reuse one read-write connection for up to
+    ``WRITER_HOLD_S`` after it opened, then close it so that readers and other writers take their turn.
+    Opening, migrating and closing a store costs ~50 ms, more than loading a small file does; each load is
+    still its own transaction. A block inside another joins it."""
+    if _held_writers() is not None:
+        yield
+        return
+    _this_thread.held = {}
+    try:
+        yield
+    finally:
+        held, _this_thread.held = _this_thread.held, None
+        for entry in held.values():
+            entry.con.close()
+
+
+def release_held_writer(db_path: Path) -> None:
+    """Close this thread's held writer of ``db_path``, if any (a read-only connection cannot open beside it)."""
+    held = _held_writers()
+    entry = held.pop(str(db_path.resolve()), None) if held else None
+    if entry is not None:
+        entry.con.close()
+
+
+def _held_writers() -> dict[str, _HeldWriter] | None:
+    return getattr(_this_thread, "held", None)
+
+
 @contextmanager
 def writer(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection with the schema migrated, closed on exit."""
+    """A read-write connection with the schema migrated, closed on exit (inside ``consecutive_writes``, kept
+    for the next writer until ``WRITER_HOLD_S`` has passed, or an error left it in an unknown state)."""
+    held = _held_writers()
+    key = str(db_path.resolve())
+    if held is None or key not in held:
+        con = _open_writer(db_path)
+        if held is not None:
+            held[key] = _HeldWriter(con, time.monotonic())
+    else:
+        con = held[key].con
+    try:
+        yield con
+    except BaseException:
+        if held is not None:
+            held.pop(key, None)
+        con.close()
+        raise
+    if held is None:
+        con.close()
+    elif time.monotonic() - held[key].opened_at >= WRITER_HOLD_S:
+        del held[key]
+        con.close()
+
+
+def _open_writer(db_path: Path) -> duckdb.DuckDBPyConnection:
     db_path.parent.mkdir(parents=True, exist_ok=True)
     close_shared_read(db_path)
     con = open_with_retry(db_path, read_only=False)
@@ -164,9 +230,10 @@ def writer(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         # for 4.5 M rows).
         con.execute("SET preserve_insertion_order = false")
         migrate(con)
-        yield con
-    finally:
+    except BaseException:
         con.close()
+        raise
+    return con
 
 
 # --- migrations -------------------------------------------------------------------------------
@@ -324,12 +391,17 @@ def load_source(
             if phase is None:
                 phase = folder_phase(con, path)
             fallback = file_variant(con, parsed.kind, path) if variant is None else None
+            loaded = set()
             for name, rows in pieces:
                 insert_table(con, name, rows, source_id, phase, variant, fallback)
+                loaded.add(name)
             insert_source_row(con, source_id, path, sha256, parsed, phase, variant, group, link_to)
             con.execute(RUN_LABELS_FROM_SESSIONS, [source_id])
-            run_windows.refresh(con, source_id)  # the tables kept for the dashboard (migration 007)
-            relink_traces(con)
+            if replace or not loaded <= UNLINKED_TABLES:
+                run_windows.refresh(con, source_id)  # the tables kept for the dashboard (migration 007)
+                relink_traces(con)
+            else:
+                run_windows.record_basis(con)  # the basis counts the sources
             touch_last_change(con)
             con.execute("COMMIT")
         except Exception:
@@ -376,8 +448,10 @@ def insert_source_row(
 
 
 def table_columns(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
-    rows = con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position", [name]
+    rows = con.execute(  # duckdb_columns(): half the time information_schema.columns takes, asked per table and load
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND database_name = current_database() "
+        "AND schema_name = 'main' ORDER BY column_index",
+        [name],
     ).fetchall()
     return [row[0] for row in rows]
 
@@ -425,6 +499,16 @@ def insert_table(
     finally:
         con.unregister("incoming_rows")
 
+
+# Tables that neither the run windows kept for the dashboard (run_windows.refresh) nor the trace links
+# (relink_traces) are derived from: a load whose rows all land here (a drafter, a training log, a results
+# table, metrics) changes neither, and skips both (~70 ms a file). tests/test_kept_windows.py checks the
+# set against the query plans of both.
+UNLINKED_TABLES = frozenset({
+    "acceptance_positions", "acceptance_requests", "bench_requests", "counter_deltas", "cycle_phase_times",
+    "drafter_vocab", "drafters", "metric_samples", "metric_snapshots", "sweep_points", "token_counts",
+    "trace_kernels", "training_steps",
+})
 
 # A run carries its session's labels (migration 013), whichever way the session got them.
 RUN_LABELS_FROM_SESSIONS = """
