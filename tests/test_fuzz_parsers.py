@@ -50,6 +50,7 @@ SEEDS: dict[str, Path] = {
     "cycle_timing": FIXTURES / "traces" / "cycle-timing.csv",
     "bench_serving_jsonl": FIXTURES / "bench" / "sglang-2025-06-accept-length.jsonl",
     "bench_one_batch_jsonl": FIXTURES / "bench" / "sglang-one-batch-server.jsonl",
+    "nested_runs_jsonl": FIXTURES / "bench" / "4x3090-archive-eight-runs.jsonl",
     "vllm_bench_json": FIXTURES / "bench" / "vllm-benchmark-serving-pretty.json",
     "bench_json": FIXTURES / "dashboard" / "phase-1-two-variants.bench.json",
     "bench_serving_console": FIXTURES / "bench" / "sglang-console-jan2025-two-runs.txt",

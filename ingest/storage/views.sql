@@ -74,7 +74,9 @@ SELECT coalesce(t.profile_id, c.source_id) AS profile_key, c.experiment_phase, c
 FROM cycle_totals c LEFT JOIN trace_ranks t USING (source_id, rank)
 GROUP BY ALL;
 
--- Every server lifetime of every log, labelled: the config's labels, else the ingest-time labels.
+-- Every server lifetime of every log, labelled: the config's labels, else the ingest-time labels. The config rows of
+-- benchmark records (bench_serving's server_info, a run-per-line JSONL's speculative block) describe the record's
+-- server, not a lifetime of their own.
 CREATE OR REPLACE VIEW log_segments AS
 WITH segs AS (
     SELECT source_id, segment, min(ts) AS first_ts, max(ts) AS last_ts, count(*) AS decode_lines
@@ -91,7 +93,7 @@ SELECT s.source_id, s.segment,
 FROM segs s
 JOIN sources src USING (source_id)
 LEFT JOIN server_configs c ON c.source_id = s.source_id AND c.segment = s.segment
-WHERE src.kind <> 'bench_serving_jsonl';
+WHERE src.kind NOT IN ('bench_serving_jsonl', 'nested_runs_jsonl');
 
 -- Which log segments belong with a benchmark session:
 --   'phase+variant labels': the labels match (files ingested separately);
