@@ -92,3 +92,21 @@ def test_empty_of_acceptance_data_says_what_to_ingest(tmp_path: Path, monkeypatc
     ingest_paths([Path(__file__).parent / "fixtures" / "bench" / "sglang-2024-07-old-keys.jsonl"], db)
     app = run_page(PAGE, db, monkeypatch)
     assert "SpecDecoding metrics" in texts(app) and not app.dataframe
+
+
+def test_task_benchmarks_show_their_accept_length_per_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SpecForge's MMStar results, printed (issue #310) and as bench_eagle3.py's JSON (sglang PR #14063), on "Per dataset"."""
+    fixtures = Path(__file__).parent / "fixtures"
+    db = tmp_path / "tasks.duckdb"
+    ingest_paths([fixtures / "bench" / "specforge-mmstar-evaluation-results-issue310.txt",
+                  fixtures / "sweeps" / "sglang-pr14063-mmstar-bench-eagle3.json"], db)
+    tables, _, defects = every_reading(run_page(PAGE, db, monkeypatch))
+    matrix = next(t for t in tables if "Δ accept length" in t.columns)
+    cells = {(row["dataset"], round(row["accept length"], 3), round(row["output throughput"], 3))
+             for _, row in matrix.iterrows()}
+    assert cells == {
+        ("mmstar", 2.195, 147.304),  # "Average Accept length: 2.195", "Average Output throughput: 147.304 token/s"
+        ("mmstar", 3.180, 198.133),  # "accept_length": 3.1803588290840414, "output_throughput": 198.132860357858
+    }
+    assert set(matrix["acceptance scope"]) == {"run"}  # both measured over the benchmark's own requests
+    assert defects == []

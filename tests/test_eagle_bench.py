@@ -21,6 +21,7 @@ GOLDEN = golden_inputs(eagle_bench.KIND)
 PR_4247 = BENCH_FIXTURES / "sglang-eagle-mtbench-pr4247-three-runs.txt"
 WITH_RESULTS = BENCH_FIXTURES / "sglang-eagle-gsm8k-mtbench-with-result-jsonl.txt"
 SPECFORGE = BENCH_FIXTURES / "specforge-run-benchmarks-accept-length.txt"
+MMSTAR = BENCH_FIXTURES / "specforge-mmstar-evaluation-results-issue310.txt"  # SpecForge issue #310, quoted reply
 # As benchmark/gsm8k/bench_sglang.py prints it (f"Latency: {latency:.3f} s" ...).
 GSM8K = "Accuracy: 0.955\nInvalid: 0.000\nLatency: 12.379 s\nOutput throughput: 1922.860 token/s\n"
 
@@ -253,11 +254,71 @@ def test_corpus_jetspec_result_jsonl(corpus_dir: Path) -> None:
     assert json.loads(tree["extra"]) == {"num_gpus": 1, "num_requests": 80, "other": {"num_questions": 80, "parallel": 1}}
 
 
+# --- SpecForge's "Average …" summaries (run_<dataset>.py, print_results) -------------------------------
+
+def test_specforge_mmstar_evaluation_results_give_task_accept_length_throughput_and_accuracy() -> None:
+    """The real MMStar (multimodal) block of SpecForge issue #310, quoted in a reply ("> " kept as posted)."""
+    assert detect(MMSTAR).kind == eagle_bench.KIND
+    parsed = eagle_bench.parse(MMSTAR, ParseOptions())
+    (row,) = parsed.tables["bench_serving"].to_pylist()
+    assert row["line_no"] == 11  # "> Number of questions: 100" opens the summary
+    assert row["dataset_name"] == "mmstar"  # "MMSTAR Evaluation Results", as the results JSON spells the task
+    assert row["duration_s"] == 44.846  # "Average Latency: 44.846 s"
+    assert row["output_throughput"] == 147.304  # "Average Output throughput: 147.304 token/s"
+    assert row["accept_length"] == 2.195  # "Average Accept length: 2.195": completion tokens / verify steps
+    assert json.loads(row["extra"]) == {
+        "accuracy": 0.34,  # "Average Accuracy: 0.3400 (34.00%)": the fraction; the percentage restates it
+        "num_questions": 100,
+        "evaluation_heading": "MMSTAR Evaluation Results",
+        "averaged_over_runs": True,
+    }
+    assert parsed.warnings == []
+    # the chat around it, the tqdm bar, "Warning: 15 predictions …", and the three rulers
+    assert parsed.skipped == {eagle_bench.NOISE: 10}
+
+
+# As SpecForge@c13bf439 benchmarks/utils.py print_results() prints a benchmark without a scorer (f"Average Accuracy:
+# None"), and as run_gsm8k.py@77c4f21f printed before it had an accuracy or a heading (constructed from that code).
+NO_SCORER = ("==================================================\nMTBENCH Evaluation Results\n"
+             "==================================================\nNumber of questions: 80\nAverage Accuracy: None\n"
+             "Average Latency: 120.500 s\nAverage Output throughput: 310.250 token/s\nAverage Accept length: 3.120\n"
+             "==================================================\n")
+BEFORE_ACCURACY = ("$ python benchmarks/run_gsm8k.py --num-questions 200 --num-runs 3\nAverage Latency: 60.125 s\n"
+                   "Average Output throughput: 402.500 token/s\nAverage Accept length: 3.450\n")
+
+
+def test_an_accuracy_printed_as_none_is_kept_as_null(tmp_path: Path) -> None:
+    (row,) = rows_of(written(tmp_path, NO_SCORER))
+    assert (row["dataset_name"], row["duration_s"], row["output_throughput"], row["accept_length"]) == (
+        "mtbench", 120.5, 310.25, 3.12)
+    extra = json.loads(row["extra"])
+    assert "accuracy" in extra and extra["accuracy"] is None  # printed, but no figure: null, not dropped
+
+
+def test_the_older_average_lines_take_their_dataset_from_the_command(tmp_path: Path) -> None:
+    (row,) = rows_of(written(tmp_path, BEFORE_ACCURACY))
+    assert (row["dataset_name"], row["duration_s"], row["output_throughput"], row["accept_length"]) == (
+        "gsm8k", 60.125, 402.5, 3.45)
+    assert json.loads(row["extra"]) == {"averaged_over_runs": True, "script": "benchmarks/run_gsm8k.py"}
+
+
+def test_an_evaluation_heading_names_only_the_summary_after_it(tmp_path: Path) -> None:
+    rows = rows_of(written(tmp_path, NO_SCORER + "\n" + GSM8K))
+    assert [row["dataset_name"] for row in rows] == ["mtbench", None]  # the gsm8k lines below print no heading
+
+
+def test_a_none_where_a_figure_belongs_is_not_read_as_one(tmp_path: Path) -> None:
+    parsed = eagle_bench.parse(written(tmp_path, "Latency: None\n" + GSM8K), ParseOptions())
+    (row,) = parsed.tables["bench_serving"].to_pylist()
+    assert row["line_no"] == 2 and row["duration_s"] == 12.379 and parsed.skipped == {eagle_bench.NOISE: 1}
+
+
 # --- every sniffer over every sample ---------------------------------------------------------------
 
 # The format meant to read a sample that has no golden file saying so.
 INTENDED: dict[str, str] = {
     "sglang-pr-9588-gsm8k-eagle3-summary.txt": eagle_bench.KIND,
+    MMSTAR.name: eagle_bench.KIND,
     "vincentzed-sglang-jetspec-mtbench-result-maskfix-job3.jsonl": eagle_bench.KIND,
     "sglang-pr-9428-bench-serving-baseline.txt": "bench_serving_console",
     "vllm-pr-21477-bench-serve-eagle-jul2025.txt": "bench_serving_console",

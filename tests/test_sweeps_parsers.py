@@ -35,6 +35,7 @@ def kinds(path: Path) -> list[str]:
     ("bench-speculative-output.jsonl", "bench_speculative_jsonl"),
     ("bench-speculative-bad-lines.jsonl", "bench_speculative_jsonl"),
     ("specforge-bench-eagle3-sweep.json", "specforge_bench_json"),
+    ("sglang-pr14063-mmstar-bench-eagle3.json", "specforge_bench_json"),
     ("user-sweep-table.md", "sweep_table_text"),
 ])
 def test_each_fixture_is_claimed_by_exactly_its_format_and_names_its_origin(name: str, kind: str) -> None:
@@ -85,6 +86,20 @@ def test_bench_eagle3_results_give_the_drafter_and_the_zero_config_baseline() ->
     ]
     assert points[1]["sweep"] == "bench_eagle3.py · mtbench" and points[1]["dataset"] == "mtbench"
     assert json.loads(points[1]["extra"])["latency_s"] == 16.4
+
+
+def test_a_multimodal_task_keeps_its_accuracy_labelled_beside_accept_length_and_throughput() -> None:
+    """sglang PR #14063's MMStar results from bench_eagle3.py (existing-server mode: null config, no "model" key)."""
+    [point], warnings = rows(HERE / "sglang-pr14063-mmstar-bench-eagle3.json")
+    assert warnings == []
+    assert (point["sweep"], point["dataset"], point["variant"], point["is_baseline"]) == (
+        "bench_eagle3.py · mmstar", "mmstar", "EAGLE3", False)
+    assert point["accept_length"] == 3.1803588290840414  # "accept_length": output tokens / spec_verify_ct
+    assert point["throughput"] == 198.132860357858 and point["throughput_kind"] == "measured wall-clock"
+    assert json.loads(point["extra"]) == {
+        "accuracy": 0.33, "num_valid_predictions": 86, "num_questions": 100, "categorical_performance": None,
+        "num_samples": 100, "latency_s": 33.99738936708309,
+    }
 
 
 def test_a_pasted_table_reads_any_header_spelling_and_keeps_unknown_columns() -> None:

@@ -18,7 +18,10 @@ compare an EAGLE server with a baseline or a branch with main:
 
 - scripts adapted from them: SpecForge's ``benchmarks/run_<dataset>.py`` and forks print
   ``Number of questions``, ``Latency: … s``, ``Output throughput: … token/s``,
-  ``Accept length: …`` lines.
+  ``Accept length: …`` lines; from 2025-11 as means over ``--num-runs`` (``Average Latency: … s``,
+  ``Average Output throughput: … token/s``, ``Average Accept length: …``), and from 2025-11-18
+  (SpecForge@c13bf439, ``benchmarks/utils.py`` ``print_results``) under a ``<NAME> Evaluation Results``
+  heading with ``Average Accuracy: 0.3400 (34.00%)`` (or ``None``), e.g. MMStar in SpecForge issue #310.
 
 Each script also appends one object per run to its ``--result-file`` (``result.jsonl``),
 ``{"task": "mtbench", "backend": "srt", "num_gpus": 1, "latency": …, "throughput": …,
@@ -29,7 +32,7 @@ Every summary (or result line) is one ``bench_serving`` row, ``tool`` "sglang_ea
 ``Latency``/``latency`` -> ``duration_s`` (the whole batch's wall time),
 ``Output throughput``/``Throughput``/``throughput`` -> ``output_throughput``,
 ``Accept length``/``Acceptance length``/``accept_length`` -> ``accept_length``, ``task`` ->
-``dataset_name``, ``backend`` -> ``backend``. The accept length is the scripts' completion
+``dataset_name``, ``backend`` -> ``backend``; the ``Average …`` forms alike. The accept length is the scripts' completion
 tokens ÷ ``spec_verify_ct`` over the run's requests: tokens per verify step, bonus-inclusive,
 for this run only (not bench_serving's lifetime server average). Without a verify count (no
 speculation) the scripts print 1.00, kept as printed. Everything else (``accuracy``,
@@ -40,7 +43,9 @@ How a paste is read:
 
 - A summary is a run of summary lines; it ends at any other line or where a label repeats.
   The one-line mtbench summary is complete by itself.
-- ``dataset_name``: the result line's ``task``; else the dataset the last benchmark command in
+- ``dataset_name``: the result line's ``task``; else the ``<NAME> Evaluation Results`` heading printed just
+  before the summary, lower-cased (SpecForge upper-cases its benchmark class name; the task is "mmstar");
+  else the dataset the last benchmark command in
   the paste names (``benchmark/<dataset>/bench_sglang*.py``, SpecForge's ``run_<dataset>.py``),
   which applies to every summary after it until another command; else null. The shape alone
   does not say which dataset: forks print the mtbench line for other datasets.
@@ -50,6 +55,10 @@ How a paste is read:
   merged into the latest summary without a result line whose figures it shares agree to the
   printed precision (its values fill what the summary lacks; the printed ones win); a result
   line matching no summary is a row of its own.
+
+Accuracy stays in ``extra.accuracy`` (a 0–1 fraction in every writer; SpecForge's "(34.00%)" restates it):
+it checks that speculation left the answers alone, it does not rank drafters (docs/bench-formats.md).
+A paste quoted in a Markdown reply (``> `` markers) is read as the lines it quotes.
 
 Deliberately ignored: everything else (progress bars, per-question prints, server launch
 commands, logs), counted in ``skipped``.
@@ -80,7 +89,16 @@ ONE_LINE = re.compile(
     rf"^\s*#questions:\s*(?P<num_questions>{NUMBER})\s*,\s*Throughput:\s*(?P<throughput>{NUMBER})\s*token/s\s*,"
     rf"\s*Acceptance length:\s*(?P<accept_length>{NUMBER})\s*$"
 )
-LABELLED = re.compile(rf"^\s*(?P<label>[A-Za-z][A-Za-z0-9 #()/%_-]{{0,40}}?)\s*:\s*(?P<value>{NUMBER})\s*(?:token/s|tok/s|s)?\s*$")
+# SpecForge prints a fraction with its percentage after it ("0.3400 (34.00%)"), and "None" for an accuracy it could
+# not compute; the percentage restates the fraction, so the fraction is what is read.
+LABELLED = re.compile(
+    rf"^\s*(?P<label>[A-Za-z][A-Za-z0-9 #()/%_-]{{0,40}}?)\s*:\s*(?P<value>{NUMBER}|None)\s*(?:token/s|tok/s|s)?"
+    rf"(?:\s*\(\s*(?:{NUMBER})\s*%\s*\))?\s*$"
+)
+# SpecForge's print_results() heading: its benchmark class name, upper-cased ("MMSTAR Evaluation Results").
+EVALUATION = re.compile(r"^\s*(?P<name>[A-Za-z][\w.-]{0,40})\s+Evaluation Results\s*$")
+# A paste quoted in a Markdown reply ("> Average Latency: …") is read as the lines it quotes.
+QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 # A script named on a command line, matched per whitespace token: a pattern with a repeated folder prefix
 # searched over a whole line is quadratic on a 10 MB line without '/' (tests/test_bad_input.py).
 SCRIPT_NAME = re.compile(r"(?:bench_sglang\w*|run_\w+)\.py")
@@ -88,7 +106,7 @@ SGLANG_SCRIPT = re.compile(r"(?:^|/)benchmark/(?P<dataset>[\w.-]+)/bench_sglang\
 SPECFORGE_SCRIPT = re.compile(r"(?:^|/)run_(?P<dataset>\w+?)(?:_chatapi|_chat)?\.py$")
 # "Output throughput: … token/s" is printed by these scripts only (bench_serving prints
 # "Output token throughput (tok/s):", send_one "speed=… token/s").
-OUTPUT_THROUGHPUT = re.compile(rf"^\s*Output throughput:\s*(?:{NUMBER})\s*token/s\s*$")
+OUTPUT_THROUGHPUT = re.compile(rf"^\s*(?:Average )?Output throughput:\s*(?:{NUMBER})\s*token/s\s*$")
 HEADING = re.compile(r"^\s*(?:#{1,6}\s+(?P<markdown>\S.{0,80}?)|(?P<colon>[A-Za-z][^:#{]{0,60}?):)\s*$")
 
 # The table of casts: printed label (normalized by ``label_key``) -> the result line's key for it.
@@ -101,7 +119,13 @@ PRINTED_KEYS: dict[str, str] = {
     "accept_length": "accept_length",
     "acceptance_length": "accept_length",
     "number_of_questions": "num_questions",
+    # SpecForge's run_<dataset>.py (2025-11 on) and print_results(): means over --num-runs runs.
+    "average_accuracy": "accuracy",
+    "average_latency": "latency",
+    "average_output_throughput": "throughput",
+    "average_accept_length": "accept_length",
 }
+NULLABLE_KEYS = frozenset({"accuracy"})  # "Average Accuracy: None": printed when the benchmark has no scorer
 # bench_serving column <- result-line key (printed summaries use the same keys, see PRINTED_KEYS).
 EAGLE_ALIASES: dict[str, tuple[str, ...]] = {
     "dataset_name": ("task",),
@@ -143,18 +167,20 @@ class Summary:
     printed: dict[str, Printed] = field(default_factory=dict)  # result-line key (or label key) -> printed row
     result: dict[str, Any] | None = None  # the result.jsonl object of this run
     result_line: int | None = None
+    evaluation: str | None = None  # the "<NAME> Evaluation Results" heading printed just before it
+    averaged: bool = False  # its figures were printed as "Average …": means over the script's --num-runs runs
 
 
 def sniff(head: bytes) -> bool:
     text = head.decode("utf-8", errors="replace")
-    lines = text.splitlines()
+    lines = [QUOTE.sub("", line) for line in text.splitlines()]
     if any(ONE_LINE.match(line) for line in lines):
         return True
     # The throughput line with a latency or accept-length line next to it is a summary; the
     # accept-length line alone is not (SGLang's console block prints "Accept length:" too).
     if any(OUTPUT_THROUGHPUT.match(line) for line in lines):
         labels = {label_key(found["label"]) for found in map(LABELLED.match, lines) if found}
-        if labels & {"latency", "accept_length", "acceptance_length"}:
+        if labels & {"latency", "accept_length", "acceptance_length", "average_latency", "average_accept_length"}:
             return True
     json_lines = [line for line in lines if line.lstrip().startswith("{")][:SNIFF_JSON_LINES]
     return any(is_result_line(line) for line in json_lines)
@@ -190,36 +216,42 @@ def read_summaries(path: Path, lines: Iterable[str], parsed: ParsedSource) -> li
     current: Summary | None = None  # the summary still taking lines
     heading: str | None = None
     command: Command | None = None
+    evaluation: str | None = None  # an evaluation heading waiting for the summary it announces
     line_no = 0
     for line_no, raw in enumerate(lines, start=1):
-        text = raw.rstrip("\r\n")
+        text = QUOTE.sub("", raw.rstrip("\r\n"))
         if not text.strip():
             continue
+        before = len(summaries)
         one_line = ONE_LINE.match(text)
+        labelled = None if one_line else LABELLED.match(text)
         if one_line:
             summary = Summary(line_no, heading, command)
             for key in ("num_questions", "throughput", "accept_length"):
                 summary.printed[key] = Printed(line_no, key, one_line[key])
             summaries.append(summary)
             current = None  # complete by itself
-            continue
-        labelled = LABELLED.match(text)
-        if labelled:
+        elif labelled:
             current = add_labelled(summaries, current, heading, command, line_no, labelled, parsed)
-            continue
-        current = None
-        if text.lstrip().startswith("{"):
+        elif text.lstrip().startswith("{"):
+            current = None
             add_result_line(path, summaries, heading, command, line_no, text.strip(), parsed)
+        else:
+            current = None
+            script = script_in(text)
+            evaluated = None if script else EVALUATION.match(text)
+            titled = None if script or evaluated else HEADING.match(text)
+            if script:
+                command, evaluation = Command(script, dataset_of(script)), None
+            elif evaluated:
+                evaluation = evaluated["name"]
+            elif titled:
+                heading = (titled["markdown"] or titled["colon"]).strip()
+            else:
+                parsed.skipped[NOISE] += 1
             continue
-        script = script_in(text)
-        if script:
-            command = Command(script, dataset_of(script))
-            continue
-        titled = HEADING.match(text)
-        if titled:
-            heading = (titled["markdown"] or titled["colon"]).strip()
-            continue
-        parsed.skipped[NOISE] += 1
+        if len(summaries) > before and evaluation is not None:
+            summaries[-1].evaluation, evaluation = evaluation, None
     parsed.lines_read = line_no
     kept: list[Summary] = []
     for summary in summaries:
@@ -244,6 +276,9 @@ def add_labelled(
     label = labelled["label"].strip()
     known = PRINTED_KEYS.get(label_key(label))
     key = known or label_key(label)
+    if labelled["value"] == "None" and key not in NULLABLE_KEYS:  # no figure where one belongs: nothing to keep
+        parsed.skipped[NOISE] += 1
+        return current
     if known is None and current is None:  # a number no summary line names, outside a summary
         parsed.skipped[NOISE] += 1
         return None
@@ -254,6 +289,7 @@ def add_labelled(
         current = Summary(line_no, heading, command)
         summaries.append(current)
     current.printed[key] = Printed(line_no, label, labelled["value"])
+    current.averaged = current.averaged or label_key(label).startswith("average_")
     return current
 
 
@@ -328,13 +364,17 @@ def summary_row(path: Path, parsed: ParsedSource, record_index: int, summary: Su
         where = summary.printed[key].line_no if key in summary.printed else summary.result_line
         parsed.warnings.append(f'{path}:{where}: "{key}": {problem}')
     row = dict(mapped.row)
-    if row.get("dataset_name") is None and summary.command is not None:
-        row["dataset_name"] = summary.command.dataset
+    if row.get("dataset_name") is None:
+        row["dataset_name"] = evaluated_dataset(summary) or (summary.command.dataset if summary.command else None)
     extra: dict[str, Any] = {
         key: printed_value(value) if key in summary.printed else value for key, value in mapped.extra.items()
     }
     if summary.heading is not None:
         extra["heading"] = summary.heading
+    if summary.evaluation is not None:
+        extra["evaluation_heading"] = f"{summary.evaluation} Evaluation Results"
+    if summary.averaged:
+        extra["averaged_over_runs"] = True  # SpecForge's "Average …" lines: means over --num-runs (not printed)
     if summary.command is not None:
         extra["script"] = summary.command.script
     if summary.printed and summary.result_line is not None:
@@ -342,17 +382,25 @@ def summary_row(path: Path, parsed: ParsedSource, record_index: int, summary: Su
     return {**row, "record_index": record_index, "line_no": summary.line_no, "tool": TOOL, "extra": extra_json(extra)}
 
 
+def evaluated_dataset(summary: Summary) -> str | None:
+    """The dataset an evaluation heading names, as SpecForge's registry spells it: the heading upper-cases the
+    benchmark's class name (``MMStarBenchmark`` -> "MMSTAR"), the registry and results JSON use "mmstar"."""
+    return summary.evaluation.lower() if summary.evaluation else None
+
+
 FORMAT = Format(
     kind=KIND,
     description=(
         "SGLang benchmark-script summary (bench_sglang_eagle.py '#questions: …, Throughput: … token/s, "
-        "Acceptance length: …'; gsm8k bench_sglang.py 'Latency: … s' / 'Output throughput: … token/s') or its result.jsonl"
+        "Acceptance length: …'; gsm8k bench_sglang.py 'Latency: … s' / 'Output throughput: … token/s'; SpecForge "
+        "'<NAME> Evaluation Results' / 'Average Accept length: …') or its result.jsonl"
     ),
     sniff=sniff,
     signs=(
         Sign('#questions:|"num_gpus"\\s*:', "a '#questions:' line or a 'num_gpus' key"),
         Sign('throughput: [\\d.]+ token/s|"throughput"\\s*:', "a throughput ('Throughput: … token/s')"),
-        Sign('^\\s*(Acceptance length|Accept length|Latency): ?[\\d.]+|"(latency|accept_length)"\\s*:', "a latency or acceptance length"),
+        Sign('^[\\s>]*(Average )?(Acceptance length|Accept length|Latency): ?[\\d.]+|"(latency|accept_length)"\\s*:',
+             "a latency or acceptance length"),
     ),
     parse=parse,
     example="#questions: 80, Throughput: 378.57 token/s, Acceptance length: 5.39",
