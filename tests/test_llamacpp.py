@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from dashboard.analysis import data
 from ingest.errors import IngestError, MalformedInput, UnrecognizedFormat
 from ingest.formats import ParseOptions
 from ingest.parsers.llamacpp import (
@@ -149,6 +150,16 @@ def test_speed_reports_of_a_server_without_speculation(tmp_path: Path) -> None:
                                "log_time": "2.02.846.974"}
     assert stored(tmp_path / "c", name, "SELECT * FROM server_configs") == []  # the log names no speculative type
     assert stored(tmp_path / "s", name, "SELECT * FROM sessions") == []  # no request ended in the excerpt
+
+
+def test_compare_names_the_basis_of_speed_lines_that_log_no_running_requests(tmp_path: Path) -> None:
+    """llama.cpp progress lines give a slot's speed, not how many requests ran: the headline's basis says so (it was
+    NULL, and Compare's caption showed 'nan')."""
+    db = tmp_path / "store.duckdb"
+    ingest_paths([FIXTURES / "llamacpp" / "server-2026-06-progress-no-speculation.log"], db)
+    summary = data.variant_summary(db, [], [])
+    assert summary[["basis", "sample_unit", "n_runs"]].values.tolist() == [
+        ["server log: gen throughput, running requests not logged", "log lines", 12]]
 
 
 def test_speed_reports_before_tg_3s_use_tg(tmp_path: Path) -> None:

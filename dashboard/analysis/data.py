@@ -264,6 +264,8 @@ SOURCE_FIGURES = f"""
         SELECT CASE WHEN $by_session THEN session_id END AS session_id,
                CASE WHEN $by_phase THEN phase END AS phase, variant, basis_rank,
                CASE WHEN basis_rank = 3 THEN 'server log: gen throughput at 1 running request'
+                    WHEN basis_rank = 5 AND max(running_req) IS NULL
+                        THEN 'server log: gen throughput, running requests not logged'
                     WHEN basis_rank = 5 THEN 'server log: gen throughput at ' ||
                          CASE WHEN min(running_req) = max(running_req) THEN CAST(min(running_req) AS VARCHAR)
                               ELSE min(running_req) || '–' || max(running_req) END
