@@ -20,6 +20,7 @@ from dashboard.analysis.definitions import (
     EMPTY,
     MS,
     RATIO,
+    SHARE,
     TOK_S,
     Quantity,
 )
@@ -105,6 +106,38 @@ def cause_chart(curve: pd.DataFrame, base: pd.DataFrame, x: str, colors: Variant
                             **log_axis(pd.concat([curve[x], base[x]]), x_quantity(x)))
     figure.update_yaxes(title_text="tokens/step", row=1, col=1, rangemode="tozero", **ACCEPT.ticks())
     figure.update_yaxes(title_text="ms", row=1, col=2, rangemode="tozero", **MS.ticks())
+    return figure
+
+
+def depth_chart(curve: pd.DataFrame, base: pd.DataFrame, x: str, colors: VariantColors = UNORDERED) -> go.Figure:
+    """A depth sweep's cause: acceptance (τ where the file gives it, else its acceptance rate) and tok/s against the
+    depth, the baseline's tok/s as a line: does each deeper draft still pay for itself?"""
+    by_tau = bool(curve["tau"].notna().any())
+    figure = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                           subplot_titles=("Accept length (τ)" if by_tau else "Acceptance rate", "Throughput"))
+    colour = colors.of(sorted(curve["variant"].unique()))
+    accept = ACCEPT if by_tau else SHARE
+    for variant, part in curve.groupby("variant", sort=True):
+        rate = part["tau"] if by_tau else part["acceptance_rate"]  # a share: d3's % format scales it
+        figure.add_trace(go.Scatter(
+            x=part[x], y=rate, name=variant, mode="lines+markers", line={"color": colour[variant]}, legendgroup=variant,
+            hovertemplate=f"{X_AXES[x]} %{{x}}<br>{accept.hover('y')}<extra>{variant}</extra>",
+        ), row=1, col=1)
+        figure.add_trace(go.Scatter(
+            x=part[x], y=part["throughput"], name=variant, mode="lines+markers", line={"color": colour[variant]},
+            legendgroup=variant, showlegend=False,
+            hovertemplate=f"{X_AXES[x]} %{{x}}<br>{TOK_S.hover('y')}<extra>{variant}</extra>",
+        ), row=1, col=2)
+    if not base.empty and base["throughput"].notna().any():
+        level = float(base["throughput"].mean())
+        figure.add_hline(y=level, line={"dash": "dash", "color": "#555"}, row=1, col=2,
+                         annotation_text=f"baseline {TOK_S.text(level)}", annotation_position="bottom right")
+    figure.update_layout(**LAYOUT, height=380)
+    figure.update_layout(legend={"y": 1.12})
+    for column in (1, 2):
+        figure.update_xaxes(title_text=X_AXES[x], row=1, col=column, **log_axis(curve[x], x_quantity(x)))
+    figure.update_yaxes(title_text="tokens/step" if by_tau else "accepted ÷ drafted", row=1, col=1, rangemode="tozero", **accept.ticks())
+    figure.update_yaxes(title_text="tok/s", row=1, col=2, rangemode="tozero", **TOK_S.ticks())
     return figure
 
 

@@ -1,7 +1,9 @@
 """The formats of issue #31 in Debian's Chromium against `specdash serve`: a store of llama.cpp server logs (an
-EAGLE-3 draft, an MTP draft, n-gram and MTP in one server), a completion's timings and Spec-Bench's method
-leaderboard, each ingested in a call of its own, unlabelled but for the MTP run log. Compare names each variant's method, Acceptance draws the EAGLE-3
-variant's per-position rates and lists the rate-only request apart, Sweeps draws the leaderboard's own speedups.
+EAGLE-3 draft, an MTP draft, n-gram and MTP in one server), a completion's timings, Spec-Bench's method
+leaderboard and an MTP depth sweep posted in llama.cpp PR #22673, each ingested in a call of its own, unlabelled but
+for the MTP run log. Compare names each variant's method, Acceptance draws the EAGLE-3 variant's per-position rates
+and lists the rate-only request apart, Sweeps draws the leaderboard's own speedups and the depth sweep against its
+depth.
 Each page is loaded once and looked at at 1280 and 1920 px: no table cut off, no chart label overlapping.
 Screenshots: tests/artifacts/formats-<page>-<width>.png."""
 from __future__ import annotations
@@ -33,8 +35,10 @@ FILES = [
     (FIXTURES / "llamacpp" / "server-2026-05-elapsed-prefix-multiline-mtp.log", "draft-mtp"),
     (FIXTURES / "llamacpp" / "completion-timings-pr12603.json", None),
     (FIXTURES / "tables" / "spec-bench-leaderboard.md", None),
+    (FIXTURES / "tables" / "llamacpp-mtp-n-max-sweep.md", None),
 ]
 LEADERBOARD = "Leaderboard on 3090 · Overall"
+DEPTH_SWEEP = "llamacpp-mtp-n-max-sweep · table 1"  # no heading above the table: the file's name and its number
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +86,27 @@ def test_sweeps_draws_the_leaderboards_own_speedups(base_url: str, page: Page) -
     assert not problems, problems
     cells = table_cells(page)
     assert "EAGLE2" in cells and "None" not in cells
+
+
+def test_sweeps_draws_the_mtp_depth_sweep_against_its_depth(base_url: str, page: Page) -> None:
+    page.goto(f"{base_url}/sweeps?sweep={quote_plus(DEPTH_SWEEP)}")
+    main = page.locator('[data-testid="stMain"]')
+    expect(main.get_by_text("draft depth: 1, 2, 3, 4")).to_be_visible()  # the file's --spec-draft-n-max values
+    expect(main.get_by_text("A depth sweep")).to_be_visible()
+    expect(main.get_by_text("pays at every draft depth measured")).to_be_visible()  # 1.14x still at depth 4
+    # the speedup curve, and the one tab a depth sweep has (no τ for a (τ, r) path, no config grid), open
+    expect(main.get_by_role("tab", name="Acceptance and tok/s per depth")).to_be_visible()
+    expect(page.locator(".js-plotly-plot")).to_have_count(2)
+    problems = look_at_each_width(page, "formats-sweeps-mtp-depth")
+    assert not problems, problems
+    cells = table_cells(page)
+    assert "None" not in cells and cells.count("MTP") == 4  # one row per depth, each of method MTP
+    # a row per depth: variant, depth, method, tok/s, speedup, acceptance rate (%) — the grid's cells hold the values
+    # at full precision (the canvas draws them at the column's decimals: 29.4 tok/s, 1.28x, 82%)
+    rows = [cells[i:i + 6] for i in range(0, len(cells), 6)]
+    assert [(row[1], row[2], row[3], row[5]) for row in rows] == [  # the file's | n | tk\s | accept_rate |
+        ("1", "MTP", "27.58", "88.35"), ("2", "MTP", "29.39", "81.5"), ("3", "MTP", "27.78", "71.27"),
+        ("4", "MTP", "26.09", "64.21")]
+    speedups = [float(row[4]) for row in rows]  # each ÷ the "n/a - no mtp" row's 22.92 tok/s
+    assert speedups == pytest.approx([27.58 / 22.92, 29.39 / 22.92, 27.78 / 22.92, 26.09 / 22.92])
+    expect(main.get_by_text("Traceback")).to_have_count(0)

@@ -125,6 +125,34 @@ def test_percentages_bold_rows_and_dashes() -> None:
     assert [r["is_baseline"] for r in rows] == [True, False, False, False]  # "no speculation" in its label
 
 
+def test_an_mtp_depth_sweep_names_its_baseline_and_method_in_the_depth_column() -> None:
+    path = HERE / "llamacpp-mtp-n-max-sweep.md"
+    parsed = parse(path)
+    assert parsed.warnings == [f'{path}:3: columns skipped (no results-table meaning): "wall_s_total"; their cells are '
+                               "kept in each row's extra"]
+    rows = points(path)
+    # | spec-draft-n-max | average tk\s | wall_s_total | aggregate_accept_rate |, rows as the comment printed them
+    assert [(r["steps"], r["throughput"], r["extra"].get("acceptance_rate"), r["extra"]["wall_s_total"])
+            for r in rows] == [
+        (None, 22.92, None, 77.69),  # | n/a - no mtp | 22.92 | 77.69 | n/a |
+        (1, 27.58, 0.8835, 68.34), (2, 29.39, 0.815, 66.00), (3, 27.78, 0.7127, 67.96), (4, 26.09, 0.6421, 72.23)]
+    assert [r["is_baseline"] for r in rows] == [True, False, False, False, False]
+    assert rows[0]["variant"] == "baseline" and rows[0]["extra"]["steps_as_written"] == "n/a - no mtp"
+    # no method column: "no mtp" in the baseline's depth cell says the depths are MTP's
+    assert {(r["extra"]["method"], r["extra"]["method_from"]) for r in rows[1:]} == {
+        ("mtp", "the baseline row's config cell")}
+    assert "method" not in rows[0]["extra"]
+    assert {r["variant"] for r in rows[1:]} == {"llamacpp-mtp-n-max-sweep · table 1"}  # no heading above it
+    assert {(r["topk"], r["num_draft_tokens"], r["accept_length"], r["batch_size"]) for r in rows} == {
+        (None, None, None, None)}  # the table gives none of them
+
+
+def test_a_method_named_in_two_baseline_cells_differently_is_left_unnamed(tmp_path: Path) -> None:
+    path = write(tmp_path, "| depth | tok/s |\n|---|---|\n| no mtp | 10 |\n| no eagle | 11 |\n| 2 | 12 |\n")
+    rows = points(path)
+    assert [r["is_baseline"] for r in rows] == [True, True, False] and "method" not in rows[2]["extra"]
+
+
 def test_a_metric_value_grid_table_is_one_result() -> None:
     path = HERE / "evalscope-perf-summary.txt"
     parsed = parse(path)
@@ -266,6 +294,10 @@ def test_cells(raw: str, value: float | None, unit: str | None, spread: float | 
     ("Models", None, None),  # Spec-Bench's column of methods: a leaderboard's label column, not "model"
     ("Forward Ratio", None, None),
     ("Throughput mean/sd (tok/s)", "throughput", "tok/s"),
+    ("spec-draft-n-max", "steps", None),  # llama.cpp's --spec-draft-n-max: the draft depth
+    ("average tk\\s", "throughput", None),
+    ("aggregate_accept_rate", "acceptance_rate", None),
+    ("wall_s_total", None, None),
 ])
 def test_headers(header: str, field: str | None, unit: str | None) -> None:
     read = read_header(header)
@@ -346,5 +378,5 @@ def test_every_fixture_ingests_into_the_store_and_shows_as_sweep_series(tmp_path
     with duckdb.connect(str(db), read_only=True) as con:
         stored = con.execute("SELECT count(*) FROM sweep_points").fetchone()
         shown = con.execute("SELECT count(*) FROM sweep_series WHERE origin = ?", [KIND]).fetchone()
-    assert stored is not None and stored[0] == 287 + 7 + 1 + 4 + 1 + 3 + 6 + 4
+    assert stored is not None and stored[0] == 287 + 7 + 1 + 4 + 1 + 3 + 6 + 4 + 5  # + 5: the MTP depth sweep
     assert shown is not None and shown[0] == stored[0]

@@ -143,6 +143,41 @@ def test_fixture_sweep_crosses_between_4_and_16(tmp_path: Path) -> None:
     assert at1["cost_ratio"] == pytest.approx(27.44 / 12.2) and at1["r_from"].startswith("modelled")
 
 
+def test_an_mtp_depth_sweep_is_drawn_against_its_depth_and_its_one_baseline(tmp_path: Path) -> None:
+    db = tmp_path / "depth.duckdb"
+    ingest_paths([FIXTURES / "tables" / "llamacpp-mtp-n-max-sweep.md"], db)
+    [overview] = sweeps.overview(db).to_dict("records")
+    assert (overview["x"], overview["x_values"], overview["has_baseline"]) == ("steps", "1, 2, 3, 4", True)
+    analysed = sweeps.view(db, overview["sweep"])
+    assert analysed.x == "steps" and not analysed.axisless and analysed.notes == []  # the baseline is not left out
+    curve = sweeps.curves(analysed.spec, "steps")
+    # the file's "average tk\s" at each --spec-draft-n-max over its "n/a - no mtp" row's 22.92
+    assert curve["steps"].tolist() == [1, 2, 3, 4]
+    assert curve["speedup"].tolist() == pytest.approx([27.58 / 22.92, 29.39 / 22.92, 27.78 / 22.92, 26.09 / 22.92])
+    assert curve["acceptance_rate"].tolist() == pytest.approx([0.8835, 0.815, 0.7127, 0.6421])
+    assert set(curve["method"]) == {"MTP"}
+    # no accept length and no batch size in the file: no τ, so no r and no cycle time estimated
+    assert curve[["tau", "cost_ratio", "cycle_ms"]].isna().all().all()
+    [found] = sweeps.crossovers(curve, "steps")
+    assert found.status == "pays at every point"  # 1.14x at depth 4 still pays
+    table = sweeps.best_table(analysed.best, "steps")
+    # the depth is the config; τ and cycle time, which no depth gives, are left out
+    assert list(table.columns) == ["variant", "draft depth", "method", "sweep tok/s", "sweep speedup",
+                                   "sweep acceptance rate"]
+    assert sweeps.break_even_path(sweeps.points(db)).empty  # no τ, no (τ, r) pair
+
+
+def test_a_batch_axis_wins_over_the_depth_and_a_single_depth_is_no_axis() -> None:
+    points = frame([("b", True, 1, 100.0), ("d", False, 1, 150.0)])
+    assert sweeps.x_axis(points) == "batch_size"
+    depths = frame([("b", True, 1, 100.0), ("d", False, 1, 150.0)], batch_size=None)
+    assert sweeps.x_axis(depths) == "batch_size"  # one depth (3): a table of points, not a curve
+    depths.loc[len(depths)] = {**depths.iloc[1].to_dict(), "steps": 5, "throughput": 120.0}
+    assert sweeps.x_axis(depths) == "steps"
+    spec = sweeps.with_speedup(sweeps.placed(depths, "steps"), "steps")
+    assert spec.set_index("steps")["speedup"].to_dict() == pytest.approx({3: 1.5, 5: 1.2})
+
+
 def test_the_sweep_modules_format_numbers_only_through_quantities() -> None:
     from tests.conftest import ROOT
     from tests.test_display_formats import own_formatting

@@ -145,3 +145,19 @@ def test_a_table_without_a_batch_axis_lists_its_points_with_their_speedup(tmp_pa
     assert coding["sweep speedup"] == pytest.approx(118.62 / 62.41)  # the file's spec ÷ base tok/s for coding
     assert points.loc[points["variant"] == "baseline", "reported speedup"].isna().all()
     assert table_problems(app) == []
+
+
+def test_an_mtp_depth_sweep_is_drawn_against_its_depth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "depth.duckdb"
+    assert not [r.summary() for r in ingest_paths([FIXTURES / "tables" / "llamacpp-mtp-n-max-sweep.md"], db) if r.failed]
+    app = open_page(db, monkeypatch)
+    shown, charts, problems = every_tab_of(app)
+    # the speedup curve and the one tab's chart (acceptance and tok/s per depth): no (τ, r) path, no config grid
+    assert problems == [] and len(charts) == 2 and all("per depth" in chart for chart in charts)
+    assert "draft depth: 1, 2, 3, 4" in shown and "pays at every draft depth measured" in shown
+    assert len(app.selectbox) == 1  # the sweep only: the depth is the config
+    best = app.dataframe[0].value
+    # | spec-draft-n-max | average tk\s | ... | aggregate_accept_rate | over the "n/a - no mtp" row's 22.92 tok/s
+    assert best["draft depth"].tolist() == [1, 2, 3, 4] and set(best["method"]) == {"MTP"}
+    assert best["sweep tok/s"].tolist() == [27.58, 29.39, 27.78, 26.09]
+    assert best["sweep speedup"].tolist() == pytest.approx([27.58 / 22.92, 29.39 / 22.92, 27.78 / 22.92, 26.09 / 22.92])

@@ -393,6 +393,11 @@ COLUMNS: dict[str, Column] = {
     "batch size": Column("batch size", "The batch size the sweep point was measured at (requests decoded together).",
                          COUNT),
     "max concurrency": Column("max concurrency", "bench_serving's --max-concurrency of the point's records.", COUNT),
+    "draft depth": Column("draft depth", "Tokens drafted per cycle at most: llama.cpp's --spec-draft-n-max, vLLM's "
+                          "num_speculative_tokens, SGLang's speculative_num_steps, as the sweep's file names it.", COUNT),
+    "sweep acceptance rate": Column("acceptance rate (%)", "Accepted ÷ drafted tokens as the sweep's file gives it (a "
+                                    "rate, not an accept length: without the verify-step count it cannot be turned "
+                                    "into tokens/step).", SHARE),
     "request rate": Column("request rate (req/s)", "bench_serving's --request-rate of the point's records.", REQ_S),
     "best config": Column("steps · topk · draft", "The best config: speculative_num_steps · speculative_eagle_topk · "
                           "speculative_num_draft_tokens of the config with the highest speedup at this point."),

@@ -11,7 +11,9 @@ The figures, each defined in docs/metrics.md ("Sweeps"):
   point that pays and the first that does not; with spread, the same interpolation of S − sd and
   S + sd gives its range;
 - cycle cost r = τ ÷ S (the cycle model, τ = accept length): "modelled" when the sweep's step times
-  are the server's p20 step times (bench_speculative.py), "estimated" otherwise.
+  are the server's p20 step times (bench_speculative.py), "estimated" otherwise;
+- a depth sweep (no batch, concurrency or rate; two or more draft depths): x is the depth (``CONFIG_AXES``), and the
+  baseline, which has none, is every depth's reference.
 """
 from __future__ import annotations
 
@@ -43,7 +45,11 @@ COST = "r = the cycle time ÷ the baseline's step time at the same batch; speedu
 # The interpolated crossover batch (batch sizes themselves are counts: definitions.COUNT).
 CROSSOVER_AT = Quantity("crossover", "", 1)
 
-X_AXES = {"batch_size": "batch size", "concurrency": "max concurrency", "request_rate": "request rate"}
+X_AXES = {"batch_size": "batch size", "concurrency": "max concurrency", "request_rate": "request rate",
+          "steps": "draft depth"}
+# Axes that are a drafter config: a depth sweep (llama.cpp's --spec-draft-n-max, vLLM's num_speculative_tokens at
+# 1, 2, 3, ...) measures its baseline once, without a depth, and every depth is compared with it.
+CONFIG_AXES = frozenset({"steps"})
 # The best-config table's columns: the frame's names -> the keys definitions.COLUMNS declares them under.
 BEST_COLUMNS = {"variant": "variant", "method": "method", "config_short": "best config", "throughput": "sweep tok/s",
                 "speedup": "sweep speedup", "tau": "sweep τ", "cycle_ms": "sweep cycle ms"}
@@ -61,7 +67,7 @@ def points(db_path: str | Path) -> pd.DataFrame:
             """
             SELECT sweep, phase, model, dataset, variant, is_baseline, batch_size, concurrency, request_rate, steps, topk,
                    num_draft_tokens, accept_length, step_time_ms, throughput, throughput_kind, accept_length_from,
-                   simulated, simulated_by, tp_size, origin, path, source_id, method, speedup_reported
+                   simulated, simulated_by, tp_size, origin, path, source_id, method, speedup_reported, acceptance_rate
             FROM sweep_series ORDER BY sweep, variant, batch_size, concurrency, request_rate, steps, topk, num_draft_tokens
             """
         ).df()
@@ -111,13 +117,14 @@ def pooled_files(frame: pd.DataFrame) -> str | None:
 
 
 def placed(frame: pd.DataFrame, x: str) -> pd.DataFrame:
-    """The points that give the sweep's x (the others cannot be placed on its axis: ``left_out``)."""
-    return frame[frame[x].notna()]
+    """The points that give the sweep's x (the others cannot be placed on its axis: ``left_out``); on a config axis
+    (depth) the baseline too, which has no depth and is every depth's reference."""
+    return frame[frame[x].notna() | (frame["is_baseline"] & (x in CONFIG_AXES))]
 
 
 def left_out(frame: pd.DataFrame, x: str) -> str | None:
     """What ``placed`` leaves out, in one sentence; None when every point gives x."""
-    missing = frame[frame[x].isna()]
+    missing = frame.drop(placed(frame, x).index)
     if missing.empty:
         return None
     return SWEEP_LEFT_OUT.format(count=len(missing), axis=X_AXES[x], names=listed(file_names(missing["path"])))
@@ -128,15 +135,30 @@ def best_table(best: pd.DataFrame, x: str) -> pd.DataFrame:
     (the x axis under its own words: "batch size", "max concurrency", "request rate"); values at full precision. Where
     the step times come from (modelled or estimated) the page says above the table, once."""
     names = {"variant": "variant", x: X_AXES[x], **{k: v for k, v in BEST_COLUMNS.items() if k != "variant"}}
+    if x in CONFIG_AXES:  # the depth is the config: no other config to pick per point; a column no depth fills is left out
+        names.pop("config_short")
+        names = {k: v for k, v in names.items() if k not in ("tau", "cycle_ms") or best[k].notna().any()}
+    if "acceptance_rate" in best and best["acceptance_rate"].notna().any():
+        names["acceptance_rate"] = "sweep acceptance rate"
     return best[list(names)].rename(columns=names).reset_index(drop=True)
 
 
 def x_axis(frame: pd.DataFrame) -> str:
-    """The sweep's independent variable: batch size when the points give one, else concurrency, else rate."""
+    """The sweep's independent variable: batch size when the points give one, else concurrency, else rate; with none of
+    them, the draft depth when the speculative points give two or more (a depth sweep)."""
     for column in X_AXES:
-        if column in frame and frame[column].notna().any():
+        if column not in CONFIG_AXES and column in frame and frame[column].notna().any():
+            return column
+    for column in sorted(CONFIG_AXES):
+        if column in frame and frame.loc[~frame["is_baseline"].astype(bool), column].dropna().nunique() >= 2:
             return column
     return "batch_size"
+
+
+def width(frame: pd.DataFrame, x: str) -> pd.Series:
+    """The requests decoded together at each point, for the cycle model: x itself on a batch axis (as before), the
+    point's batch size on a config axis (unknown: NaN, and no cycle time is estimated)."""
+    return (frame["batch_size"] if x in CONFIG_AXES else frame[x]).astype(float)
 
 
 def sweep_overview(frame: pd.DataFrame) -> pd.DataFrame:
@@ -164,13 +186,15 @@ def first(values: pd.Series) -> object:
 def aggregate(frame: pd.DataFrame, x: str, within_file: bool = False) -> pd.DataFrame:
     """Points repeated at one (variant, config, x) as mean, sd and count; the configs kept as given; with
     ``within_file``, per file too."""
-    keys = ["variant", "is_baseline", x, *CONFIG, *(["source_id"] if within_file else [])]
+    keys = list(dict.fromkeys(["variant", "is_baseline", x, *CONFIG, *(["source_id"] if within_file else [])]))
     shaped = frame.assign(**{c: frame[c].astype("Int64") for c in CONFIG})
     grouped = shaped.groupby(keys, dropna=False, sort=True)
     out = grouped.agg(
         throughput=("throughput", "mean"), throughput_sd=("throughput", "std"), runs=("throughput", "count"),
         accept_length=("accept_length", "mean"), step_time_ms=("step_time_ms", "mean"),
         throughput_kind=("throughput_kind", "first"), simulated=("simulated", "any"),
+        **({"batch_size": ("batch_size", "first")} if x in CONFIG_AXES else {}),
+        **({"acceptance_rate": ("acceptance_rate", "mean")} if "acceptance_rate" in frame else {}),
         **({"method": ("method", "first")} if "method" in frame else {}),
         **({"speedup_reported": ("speedup_reported", "mean")} if "speedup_reported" in frame else {}),
     ).reset_index()
@@ -181,11 +205,15 @@ def with_speedup(frame: pd.DataFrame, x: str, within_file: bool = False) -> pd.D
     """Each speculative point with the baseline at the same x: speedup, its sd, τ, r and the step time. With
     ``within_file`` (a sweep that is not known to be one system: ``pooled_files``), only a baseline of the same file."""
     agg = aggregate(frame, x, within_file)
-    on = [x, "source_id"] if within_file else [x]
-    base = agg[agg["is_baseline"]].groupby(on).agg(
-        base_throughput=("throughput", "mean"), base_sd=("throughput_sd", "mean"),
-        base_step_ms=("step_time_ms", "mean")).reset_index()
-    spec = agg[~agg["is_baseline"]].merge(base, on=on, how="left")
+    # on a config axis the baseline has no depth: it is every depth's reference (of the same file, when pooled)
+    on = [c for c in [x, "source_id"] if (c != x or x not in CONFIG_AXES) and (c == x or within_file)]
+    columns = {"base_throughput": "throughput", "base_sd": "throughput_sd", "base_step_ms": "step_time_ms"}
+    baseline, spec = agg[agg["is_baseline"]], agg[~agg["is_baseline"]]
+    if on:
+        base = baseline.groupby(on).agg(**{k: (v, "mean") for k, v in columns.items()}).reset_index()
+        spec = spec.merge(base, on=on, how="left")
+    else:
+        spec = spec.assign(**{k: baseline[v].mean() for k, v in columns.items()})
     measured = spec["throughput"] / spec["base_throughput"]
     # a table that gives speedups and no tok/s (a leaderboard): the file's own figure, said to be so
     reported = spec["speedup_reported"] if "speedup_reported" in spec else pd.Series(np.nan, index=spec.index)
@@ -199,9 +227,8 @@ def with_speedup(frame: pd.DataFrame, x: str, within_file: bool = False) -> pd.D
     measured_r = spec["step_time_ms"] / spec["base_step_ms"]
     spec["cost_ratio"] = measured_r.where(measured_r.notna(), spec["tau"] / spec["speedup"])
     spec["r_from"] = np.where(measured_r.notna(), "modelled step time ÷ baseline step time", "estimated: τ ÷ speedup")
-    width = spec[x].astype(float)
     spec["cycle_ms"] = spec["step_time_ms"].where(
-        spec["step_time_ms"].notna(), 1000 * spec["tau"] * width / spec["throughput"])
+        spec["step_time_ms"].notna(), 1000 * spec["tau"] * width(spec, x) / spec["throughput"])
     spec["cycle_from"] = np.where(spec["step_time_ms"].notna(), "modelled (server p20 step time)",
                                   "estimated: τ × batch ÷ tok/s")
     spec["config"] = [config_label(r) for r in spec[CONFIG].itertuples(index=False)]
@@ -229,7 +256,7 @@ def baseline_steps(frame: pd.DataFrame, x: str) -> pd.DataFrame:
     agg = aggregate(frame, x)
     base = agg[agg["is_baseline"]].copy()
     base["cycle_ms"] = base["step_time_ms"].where(base["step_time_ms"].notna(),
-                                                  1000 * base[x].astype(float) / base["throughput"])
+                                                  1000 * width(base, x) / base["throughput"])
     base["tau"] = 1.0
     return base
 

@@ -60,9 +60,14 @@ if analysed.axisless:
 if spec.empty:
     st.info("This sweep holds baseline points only: ingest the speculative runs of the same sweep to see a speedup.")
     st.stop()
+by_depth = x in sweeps.CONFIG_AXES  # a depth sweep: the depth is the config, its baseline has none
+if by_depth:
+    st.caption(f"A depth sweep: each {sweeps.X_AXES[x]} against the baseline the file measured once, without "
+               "speculation.")
 configs = sorted(spec["config"].unique())
-choice = st.selectbox("Config on the curves", ["best at each " + sweeps.X_AXES[x], *configs],
-                      help="The curves follow the highest-speedup config at each batch, or one fixed config.")
+choice = "best" if by_depth else st.selectbox(
+    "Config on the curves", ["best at each " + sweeps.X_AXES[x], *configs],
+    help="The curves follow the highest-speedup config at each batch, or one fixed config.")
 curve = sweeps.curves(spec, x, None if choice.startswith("best") else choice)
 colors = queries.variant_colors()  # the store's: each variant in the colour it has on every page
 
@@ -105,6 +110,11 @@ def cause() -> None:
     st.plotly_chart(queries.figure(sweep_charts.cause_chart, curve, base, x, colors), width="stretch")
 
 
+def depth_cause() -> None:
+    """Acceptance and tok/s against the depth: whether each deeper draft still pays for itself."""
+    st.plotly_chart(queries.figure(sweep_charts.depth_chart, curve, base, x, colors), width="stretch")
+
+
 def path() -> None:
     """Each point as (τ, r), the batch growing along the path: below the diagonal speculation pays."""
     st.caption(f"Each point as (τ, r), markers growing with the {sweeps.X_AXES[x]}: below the diagonal speculation pays. r is " +
@@ -133,15 +143,19 @@ def config_grid() -> None:
 
 
 has_path = bool(info["has_baseline"] and curve["cost_ratio"].notna().any())  # r needs a baseline at the same batch
-views = {"Accept length and step time": cause, **({"Each point as (τ, r)": path} if has_path else {}),
-         "Config grid: steps × topk × draft tokens": config_grid}
+views = ({"Acceptance and tok/s per depth": depth_cause} if by_depth else {"Accept length and step time": cause})
+views |= {**({"Each point as (τ, r)": path} if has_path else {}),
+          **({} if by_depth else {"Config grid: steps × topk × draft tokens": config_grid})}
 for tab, show in zip(st.tabs(list(views), key=Keys.sweeps_tab, on_change="rerun"), views.values(), strict=True):
     if tab.open:
         with tab:
             show()
 
 best = analysed.best
-st.markdown(f"**Best config at each {sweeps.X_AXES[x]}**")
-st.caption(f"{sweeps.STEP_TIME} Step times here: {', '.join(sorted(best['cycle_from'].unique()))}.")
+st.markdown(f"**{'Each' if by_depth else 'Best config at each'} {sweeps.X_AXES[x]}**")
+if best["cycle_ms"].notna().any() or not by_depth:
+    st.caption(f"{sweeps.STEP_TIME} Step times here: {', '.join(sorted(best['cycle_from'].unique()))}.")
+else:
+    st.caption("No step time: the file gives no accept length and no batch size to estimate one from.")
 ui.table(sweeps.best_table(best, x))
 ui.export_buttons(part, f"sweep points {sweep}")

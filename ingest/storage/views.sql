@@ -693,7 +693,8 @@ SELECT p.source_id, p.session_id,
        CASE WHEN p.is_baseline THEN 'none' ELSE coalesce(spec_method(json_extract_string(p.extra, '$.method')), m.method) END AS method,
        CASE WHEN NOT p.is_baseline  -- a table may print its row's speedup beside the baseline too
             THEN TRY_CAST(coalesce(json_extract_string(p.extra, '$.speedup'), json_extract_string(p.extra, '$.decode_speedup')) AS DOUBLE)
-       END AS speedup_reported
+       END AS speedup_reported,
+       TRY_CAST(json_extract_string(p.extra, '$.acceptance_rate') AS DOUBLE) AS acceptance_rate
 FROM sweep_points p JOIN sources src USING (source_id) LEFT JOIN variant_config_methods m ON m.variant = p.variant
 -- a table of several tasks (a leaderboard) with a batch or concurrency is a sweep per task: points of different
 -- tasks are never pooled on one curve (a table without one is listed whole, as it is)
@@ -711,7 +712,8 @@ SELECT s.source_id, s.source_id || '-rec' || s.record_index, s.sweep, s.phase, s
        CASE WHEN s.extra ILIKE '%simulate_acc%' THEN 'SGLANG_SIMULATE_ACC_LEN in the record'
             WHEN s.extra ILIKE '%synthetic%' THEN 'synthetic acceptance in the record' END,
        s.tp_size, 'bench_serving', src.path,
-       CASE WHEN s.has_config THEN coalesce(spec_method(s.speculative_algorithm), 'none') END, CAST(NULL AS DOUBLE)
+       CASE WHEN s.has_config THEN coalesce(spec_method(s.speculative_algorithm), 'none') END, CAST(NULL AS DOUBLE),
+       CAST(NULL AS DOUBLE)
 FROM shaped s JOIN swept w ON w.sweep = s.sweep AND w.model_path IS NOT DISTINCT FROM s.model_path
 JOIN sources src USING (source_id);
 

@@ -64,6 +64,10 @@ BASELINE_WORDS = re.compile(
     r"without (?:spec\w*|eagle\w*|draft\w*)|w/o (?:spec\w*|eagle\w*)|target only|ar decoding)\b",
     re.IGNORECASE,
 )
+# A depth sweep may name its method only where it leaves it out: llama.cpp PR #22673's "n/a - no mtp" in the
+# spec-draft-n-max column is the baseline row, and says the other rows' depths are MTP's.
+NO_METHOD = re.compile(r"\b(?:no|without|w/o)[ -](?P<method>mtp|nextn|eagle[- ]?3?|medusa|n-?gram|draft model)\b",
+                       re.IGNORECASE)
 WHOLE_FIELDS = frozenset({"batch_size", "concurrency", "steps", "topk", "num_draft_tokens", "tokens", "run"})
 TIME_UNITS = {"s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "ms": 0.001, "min": 60.0}
 TPOT_UNITS = {"ms": 1.0, "s": 1000.0, "sec": 1000.0, "us": 0.001, "µs": 0.001, "μs": 0.001}
@@ -158,6 +162,22 @@ def figure(name: str, header: Header, cell: Cell) -> tuple[float | None, str | N
     return value, None
 
 
+def says_no_speculation(cell: Cell) -> bool:
+    """A config cell with words and no number that name the run without speculation ("n/a - no mtp")."""
+    return cell.value is None and bool(cell.text) and (
+        BASELINE_WORDS.search(cell.text) is not None or NO_METHOD.search(cell.text) is not None)
+
+
+def method_left_out(reading: Reading) -> str | None:
+    """The method a table names only in its baseline row's config cell ("no mtp": the depths are MTP's), when it has
+    no method column; None otherwise or when two such cells name different methods."""
+    if any(header.field == "method" for entry in reading.entries for header, _ in entry.pairs):
+        return None
+    named = {found["method"].lower() for entry in reading.entries for header, cell in entry.pairs
+             if header.field in CONFIG and cell.value is None and (found := NO_METHOD.search(cell.text)) is not None}
+    return named.pop() if len(named) == 1 else None
+
+
 def text_of(values: Values, name: str) -> str | None:
     found = values.fields.get(name)
     if found is None:
@@ -185,6 +205,9 @@ class Collector:
         for name, (header, cell) in values.fields.items():
             if name in {"task", "model", "method", "hardware"}:
                 continue
+            if name in CONFIG and says_no_speculation(cell):  # the baseline row's depth: "n/a - no mtp"
+                values.extra[f"{name}_as_written"] = cell.text
+                continue
             value, problem = figure(name, header, cell)
             if problem is not None:
                 self.warn(entry.line_no, BAD_VALUE, f'column "{header.text}": {problem}; kept in extra')
@@ -201,12 +224,14 @@ class Collector:
             return
         sweep = setting.label if setting.label not in self.sweeps else f"{setting.label} (line {table.line_no})"
         self.sweeps[sweep] = len(self.sweeps) + len(self.sessions)
+        method = method_left_out(reading)
         for entry in reading.entries:
-            point = self.point(entry, reading, setting, sweep)
+            point = self.point(entry, reading, setting, sweep, method)
             if point is not None:
                 self.points.append((self.sweeps[sweep], point))
 
-    def point(self, entry: Entry, reading: Reading, setting: Setting, sweep: str) -> sweeps.Point | None:
+    def point(self, entry: Entry, reading: Reading, setting: Setting, sweep: str,
+              left_out: str | None = None) -> sweeps.Point | None:
         values = values_of(entry)
         numbers = self.numbers(entry, values)
         if not FIGURES & numbers.keys():
@@ -217,9 +242,13 @@ class Collector:
         label = method or text_of(values, "task")
         baseline = label is not None and (sweeps.BASELINE_NAMES.match(label) is not None
                                           or BASELINE_WORDS.search(label) is not None)
+        baseline = baseline or any(name in CONFIG and says_no_speculation(cell)
+                                   for name, (_, cell) in values.fields.items())
         extra: dict[str, Any] = {"table": setting.label, "layout": reading.layout, **setting.notes, **values.extra}
         if method is not None:
             extra["method"] = method
+        elif left_out is not None and not baseline:
+            extra["method"], extra["method_from"] = left_out, "the baseline row's config cell"
         if "speedup" in numbers:
             extra["speedup"] = numbers["speedup"]
         elif values.ratio is not None:

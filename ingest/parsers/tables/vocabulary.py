@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ingest.parsers.tables.cells import plain_text
 
 # Qualifiers people put in front of a measure; they do not change which measure it is.
-QUALIFIER = r"(?:(?:mean|avg|average|median|p50|overall|e2e|end to end)\s+)?"
+QUALIFIER = r"(?:(?:mean|avg|average|median|p50|overall|aggregate|e2e|end to end)\s+)?"
 # Field -> patterns its header names match whole (after ``header_name``). Order matters only
 # between fields: the first field whose pattern matches wins.
 FIELD_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -23,7 +23,8 @@ FIELD_PATTERNS: dict[str, tuple[str, ...]] = {
     ),
     "throughput": (
         rf"{QUALIFIER}(?:output |decod(?:e|ing) |generation |gen |token |output token )?"
-        r"(?:throughput|speed|tps|tok/s|t/s|toks?/s(?:ec)?|tokens?/s(?:ec)?|tokens per second)",
+        # "tk\\s": llama.cpp PR #22673's sweep table heads its column "average tk\\s"
+        r"(?:throughput|speed|tps|tok/s|t/s|tk[/\\]s|toks?/s(?:ec)?|tokens?/s(?:ec)?|tokens per second)",
     ),
     "accept_length": (
         rf"{QUALIFIER}(?:acc(?:ept(?:ance|ed)?)? ?len(?:gth)?|al|τ|tau|a len|accepted tokens|acceptance tokens"
@@ -35,7 +36,9 @@ FIELD_PATTERNS: dict[str, tuple[str, ...]] = {
     "speedup": (rf"{QUALIFIER}(?:decod(?:e|ing) |wall ?clock |throughput )?speed ?up(?: ratio)?",),
     "batch_size": (r"(?:max )?(?:batch|batch size|bs|bsz|max num seqs)",),
     "concurrency": (r"(?:max )?(?:concurrency|num concurrency|number of concurrency|concurrent requests)",),
-    "steps": (r"(?:speculative )?(?:num )?steps?|depth|(?:num )?spec(?:ulative)? tokens|n max|nmax",),
+    # llama.cpp's --spec-draft-n-max (and --draft-max) is the draft depth: the tokens drafted per cycle
+    "steps": (r"(?:speculative )?(?:num )?steps?|(?:draft )?depth|(?:num )?spec(?:ulative)? tokens"
+              r"|(?:spec(?:ulative)? )?(?:draft )?(?:n max|nmax)",),
     "topk": (r"(?:eagle |speculative eagle )?top ?k",),
     "num_draft_tokens": (r"(?:speculative )?(?:num )?draft(?: tokens?)?|ndt",),
     "task": (r"task|category|dataset|benchmark|workload|domain",),
