@@ -176,6 +176,16 @@ def test_a_batch_axis_wins_over_the_depth_and_a_single_depth_is_no_axis() -> Non
     assert sweeps.x_axis(depths) == "steps"
     spec = sweeps.with_speedup(sweeps.placed(depths, "steps"), "steps")
     assert spec.set_index("steps")["speedup"].to_dict() == pytest.approx({3: 1.5, 5: 1.2})
+    depths.loc[len(depths)] = {**depths.iloc[1].to_dict(), "topk": 4, "throughput": 130.0}
+    assert sweeps.x_axis(depths) == "batch_size"  # two points of one file at depth 3: not one config per depth
+
+
+def test_a_table_whose_depth_is_not_its_only_config_stays_a_table(tmp_path: Path) -> None:
+    db = tmp_path / "frspec.duckdb"
+    ingest_paths([FIXTURES / "tables" / "vllm-frspec-methods.md"], db)
+    [overview] = sweeps.overview(db).to_dict("records")
+    # | fr-spec | 1 | 3 | 3 | ... | and | fr-spec | 1 | 1 | 1 | ...: depth 1 twice, by branching (kept in extra)
+    assert overview["x"] == "batch_size" and sweeps.view(db, overview["sweep"]).axisless
 
 
 def test_the_sweep_modules_format_numbers_only_through_quantities() -> None:

@@ -150,9 +150,20 @@ def x_axis(frame: pd.DataFrame) -> str:
         if column not in CONFIG_AXES and column in frame and frame[column].notna().any():
             return column
     for column in sorted(CONFIG_AXES):
-        if column in frame and frame.loc[~frame["is_baseline"].astype(bool), column].dropna().nunique() >= 2:
+        if column in frame and depth_is_the_only_config(frame, column):
             return column
     return "batch_size"
+
+
+def depth_is_the_only_config(frame: pd.DataFrame, column: str) -> bool:
+    """Whether the speculative points give two or more depths and each file gives one point per (variant, depth): two
+    points of one file at one depth differ by something else the file shows (vLLM's fr-spec table: depth 1 with
+    branching 1 and 3), and a curve over the depth would average them."""
+    spec = frame[~frame["is_baseline"].astype(bool) & frame[column].notna()]
+    if spec[column].nunique() < 2:
+        return False
+    keys = [k for k in ("source_id", "variant", "dataset") if k in spec]
+    return not spec.duplicated([*keys, column]).any()
 
 
 def width(frame: pd.DataFrame, x: str) -> pd.Series:
