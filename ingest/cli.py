@@ -22,7 +22,7 @@ from ingest.pipeline import FileReport, expand_paths, ingest_paths, skipped_summ
 from ingest.progress import ProgressBar
 from ingest.reader import read_head
 from ingest.registry import detect, folder_format, registered_formats
-from ingest.storage import labels, store
+from ingest.storage import export, labels, store
 from ingest.storage.sweep_status import sweep_lines
 
 SHOWN_CANDIDATES = 3  # closest formats `specdash formats --explain` lists for a file none reads
@@ -159,6 +159,16 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    db_path = store.resolve_db_path(args.db)
+    folder = Path(args.parquet)
+    manifest = export.export_parquet(db_path, folder)
+    for table in manifest["tables"].values():
+        print(f"  {table['file']:<28} {table['rows']:>10,} rows")
+    print(f"exported {len(manifest['tables'])} tables of {db_path} to {folder}/ ({export.MANIFEST} lists them)")
+    return 0
+
+
 def session_lines(sessions: list[dict[str, object]]) -> list[str]:
     """The sessions by phase and variant, each with its id (for `decide --session`) and its file."""
     if not sessions:
@@ -256,6 +266,15 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
     status.add_argument("--sessions", action="store_true",
                         help="list every session with its id, phase, variant (and where its name came from) and file")
     status.set_defaults(func=cmd_status)
+
+    export_ = sub.add_parser(
+        "export", help="write every table of the store as Parquet files (for Spark, Trino, pandas, Polars)",
+        description="One Parquet file per table, read from one consistent view of the store, and a manifest.json "
+        "naming each file's rows and columns. Views are not exported: docs/current-schema.sql defines them.",
+    )
+    export_.add_argument("--db", help=db_help)
+    export_.add_argument("--parquet", required=True, metavar="DIR", help="the folder to write into (created if missing)")
+    export_.set_defaults(func=cmd_export)
 
     label = sub.add_parser(
         "label", help="rename, merge, re-phase or delete ingested files and variants (recorded; `--history` lists changes)",

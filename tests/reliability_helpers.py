@@ -245,7 +245,7 @@ def remove_store(db: Path) -> None:
 SQL_SINKS = {"execute": 0, "executemany": 0, "sql": 0, "query": 0, "frame": 1, "fetch_value": 1}
 SQL_KEYWORDS = ("sql", "query")
 # Where identifiers may come from: calls that list tables/columns of the store's own schema...
-IDENTIFIER_SOURCES = {"data_tables", "table_columns", "relations"}
+IDENTIFIER_SOURCES = {"data_tables", "table_columns", "relations", "base_tables"}
 # ...and the declared table schemas.
 IDENTIFIER_MAPPINGS = {"SCHEMAS"}
 # SQL text shipped inside the package (the migration files, the views).
