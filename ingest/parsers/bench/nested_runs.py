@@ -328,7 +328,7 @@ FORMAT = Format(
         Sign('"(output_tok_s|output_throughput|output_tps|tok_s|tokens_per_second)"\\s*:', "a throughput key ('output_tok_s')"),
     ),
     parse=parse,
-    example='{"schema_version": 2, … "engine": "vllm", … "spec_decode": {"method": "dflash", "k": 7, "acceptance": 0.2221…}, … "concurrency": 1, … "output_tok_s": 79.01, …}',
+    example='{"schema_version": 2, … "engine": "vllm", … "spec_decode": {"method": "dflash", … "k": 7, "acceptance": 0.2221…}, … "concurrency": 1, … "output_tok_s": 79.005…}',
     precedence=30,
 )
 
