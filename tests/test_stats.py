@@ -12,6 +12,7 @@ from dashboard.analysis.compare import (
     compare_variants,
     config_diff,
     welch_from_summary,
+    with_methods,
 )
 from dashboard.analysis.stats import mean_ci, t_quantile, welch_diff_ci
 
@@ -62,7 +63,21 @@ def test_compare_variants_marks_baseline_and_direction() -> None:
     assert out.loc["k2", "verdict"] == "slower"
     assert out.loc["k2", "delta_pct"] == pytest.approx((51.78 - 82.0) / 82.0 * 100)  # the headline's Δ
     assert out.loc["k2", "cycle_ms_est"] == pytest.approx(1.58 / 51.78 * 1000)
+    assert pd.isna(out.loc["baseline", "cycle_ms_est"])  # no τ, and nothing yet says it does not speculate
+
+
+def test_a_cycle_is_one_tokens_time_only_for_a_variant_whose_config_says_it_does_not_speculate() -> None:
+    summary = pd.DataFrame(
+        {"variant": ["baseline", "mtp", "unknown"], "n_runs": [5, 5, 5], "n_sessions": [1, 1, 1],
+         "mean_of_runs": [82.0, 90.0, 70.0], "tokens_over_time": [82.0, 90.0, 70.0], "sd": [0.8, 1.0, 1.0],
+         "sd_tokens_over_time": [0.8, 1.0, 1.0], "short_runs": [0, 0, 0]}
+    )
+    accept = pd.DataFrame(columns=["variant", "tokens_per_step", "accepted_drafts_per_step"])
+    configs = pd.DataFrame({"variant": ["baseline", "mtp"], "method": ["none", "MTP"]})
+    out = with_methods(compare_variants(summary, accept, "baseline"), configs).set_index("variant")
     assert out.loc["baseline", "cycle_ms_est"] == pytest.approx(1000 / 82.0)
+    assert pd.isna(out.loc["mtp", "cycle_ms_est"])  # 1000 / 90 would be a cycle far too short for an MTP step
+    assert pd.isna(out.loc["unknown", "cycle_ms_est"])
 
 
 def test_config_diff_classifies_keys() -> None:

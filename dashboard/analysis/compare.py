@@ -136,7 +136,8 @@ def compare_variants(
             "tokens_per_step": tau,
             "accepted_drafts_per_step": _num(log["accepted_drafts_per_step"]) if log is not None else None,
             "log_lines": int(_num(log.get("log_lines")) or 0) if log is not None else 0,
-            "cycle_ms_est": (tau if tau is not None else 1.0) / rate * 1000 if rate > 0 else None,
+            # one token per step without a τ holds only for a variant known not to speculate: ``with_methods``
+            "cycle_ms_est": tau / rate * 1000 if tau is not None and rate > 0 else None,
             "is_baseline": row["variant"] == baseline,
             "session_ids": list(row["session_ids"]) if "session_ids" in row and row["session_ids"] is not None else [],
             "basis": row.get("basis", "benchmark runs"),
@@ -541,13 +542,13 @@ def with_methods(comparison: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFram
     """The comparison with each variant's speculative method (``method``: macro ``spec_method`` over its latest server
     config's algorithm, ``configs_by_variant``); a variant no config names gets none rather than a guess.
 
-    The cycle estimate takes one token per step when no log gives tokens/step: true only for a variant known to run
-    without speculation, so for any other it is left out rather than shown too short."""
+    Without a tokens/step figure, a variant's cycle is estimated as one token's time (1 ÷ tok/s) only when its config
+    says it runs without speculation; for any other it stays empty rather than too short."""
     methods = dict(zip(configs["variant"], configs["method"], strict=True)) if "method" in configs else {}
     shown = comparison.assign(method=[methods.get(v) for v in comparison.get("variant", [])])
     if "cycle_ms_est" in shown:
-        guessed = shown["tokens_per_step"].isna() & (shown["method"] != "none")
-        shown["cycle_ms_est"] = shown["cycle_ms_est"].astype("float64").mask(guessed)
+        one_token = shown["tokens_per_step"].isna() & (shown["method"] == "none") & (shown["headline"] > 0)
+        shown["cycle_ms_est"] = shown["cycle_ms_est"].astype("float64").mask(one_token, 1000 / shown["headline"])
     return shown
 
 

@@ -92,7 +92,7 @@ def compute_evidence(
     accept = data.accept_length(db, (), (), session_ids)
     configs = data.configs_by_variant(db, (), (), session_ids)
     phases = sorted({p for ps in summary["phases"] for p in (ps if ps is not None else [])})
-    comparison = compare.compare_variants(summary, accept, baseline, metric)
+    comparison = compare.with_methods(compare.compare_variants(summary, accept, baseline, metric), configs)
     measured = data.measured_cycles(db, phases, variants)
     return normalized({
         "schema": SCHEMA,
