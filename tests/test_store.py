@@ -118,3 +118,41 @@ def test_a_write_inside_a_shared_block_closes_the_read_connection_first(isolated
     assert (before, after) == (1, 2)
     with duckdb.connect(str(isolated_store)) as con:  # the block's end closed it: a writer opens at once
         assert con.execute("SELECT count(*) FROM sources").fetchone() == (2,)
+
+
+def test_consecutive_writes_share_one_connection_until_the_hold_ends(isolated_store: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[bool] = []
+    real_open = store.open_with_retry
+    monkeypatch.setattr(store, "open_with_retry", lambda path, **kw: opened.append(kw["read_only"]) or real_open(path, **kw))
+    clock = [0.0]
+    monkeypatch.setattr(store.time, "monotonic", lambda: clock[0])
+    with store.consecutive_writes():
+        for _ in range(3):
+            with store.writer(isolated_store) as con, store.writer(isolated_store) as inner:  # one inside another shares
+                assert inner is con
+                con.execute("SELECT count(*) FROM sources").fetchone()
+        assert opened == [False]
+        clock[0] = store.WRITER_HOLD_S  # the hold ends when the next writer block does
+        with store.writer(isolated_store):
+            pass
+        with store.writer(isolated_store):
+            pass
+        assert opened == [False, False]
+        with pytest.raises(ZeroDivisionError), store.writer(isolated_store):
+            raise ZeroDivisionError  # an error drops the connection: its state is unknown
+        with store.writer(isolated_store):
+            pass
+        assert opened == [False, False, False]
+    with duckdb.connect(str(isolated_store), read_only=True) as con:  # the block's end closed it: a reader opens at once
+        assert con.execute("SELECT count(*) FROM sources").fetchone() == (0,)
+
+
+def test_a_read_between_consecutive_writes_releases_the_writer(isolated_store: Path) -> None:
+    from dashboard.analysis import data
+
+    with store.consecutive_writes():
+        ingest_paths([DEMO_K2 / "bench.json"], isolated_store, phase="phase-0", variant="k2-drafter")
+        assert data.frame(isolated_store, "SELECT count(*) AS n FROM sources")["n"].iloc[0] == 1  # no lock wait
+        ingest_paths([DEMO_K2 / "server.log"], isolated_store, phase="phase-0", variant="k2-drafter")
+    assert data.frame(isolated_store, "SELECT count(*) AS n FROM sources")["n"].iloc[0] == 2

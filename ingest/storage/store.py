@@ -154,9 +154,11 @@ def _shared_connections() -> dict[str, duckdb.DuckDBPyConnection] | None:
 WRITER_HOLD_S = 0.5
 
 
-class _HeldWriter(NamedTuple):
+@dataclass
+class _HeldWriter:
     con: duckdb.DuckDBPyConnection
     opened_at: float
+    users: int = 0  # writer blocks using it now (one inside another shares it)
 
 
 @contextmanager
@@ -178,11 +180,13 @@ def consecutive_writes() -> Iterator[None]:
 
 
 def release_held_writer(db_path: Path) -> None:
-    """Close this thread's held writer of ``db_path``, if any (a read-only connection cannot open beside it)."""
+    """Close this thread's held writer of ``db_path`` unless a writer block is using it (a read-only connection
+    cannot open beside it)."""
     held = _held_writers()
-    entry = held.pop(str(db_path.resolve()), None) if held else None
-    if entry is not None:
-        entry.con.close()
+    key = str(db_path.resolve())
+    entry = held.get(key) if held else None
+    if held and entry is not None and entry.users == 0:
+        _drop_held(held, key, entry)
 
 
 def _held_writers() -> dict[str, _HeldWriter] | None:
@@ -194,25 +198,33 @@ def writer(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-write connection with the schema migrated, closed on exit (inside ``consecutive_writes``, kept
     for the next writer until ``WRITER_HOLD_S`` has passed, or an error left it in an unknown state)."""
     held = _held_writers()
-    key = str(db_path.resolve())
-    if held is None or key not in held:
-        con = _open_writer(db_path)
-        if held is not None:
-            held[key] = _HeldWriter(con, time.monotonic())
-    else:
-        con = held[key].con
-    try:
-        yield con
-    except BaseException:
-        if held is not None:
-            held.pop(key, None)
-        con.close()
-        raise
     if held is None:
-        con.close()
-    elif time.monotonic() - held[key].opened_at >= WRITER_HOLD_S:
+        con = _open_writer(db_path)
+        try:
+            yield con
+        finally:
+            con.close()
+        return
+    key = str(db_path.resolve())
+    entry = held.get(key)
+    if entry is None:
+        entry = held[key] = _HeldWriter(_open_writer(db_path), time.monotonic())
+    entry.users += 1
+    try:
+        yield entry.con
+    except BaseException:
+        _drop_held(held, key, entry)  # its transaction state is unknown: the next writer opens afresh
+        raise
+    finally:
+        entry.users -= 1
+    if entry.users == 0 and time.monotonic() - entry.opened_at >= WRITER_HOLD_S:
+        _drop_held(held, key, entry)
+
+
+def _drop_held(held: dict[str, _HeldWriter], key: str, entry: _HeldWriter) -> None:
+    if held.get(key) is entry:
         del held[key]
-        con.close()
+    entry.con.close()
 
 
 def _open_writer(db_path: Path) -> duckdb.DuckDBPyConnection:
