@@ -25,7 +25,13 @@ from dashboard.analysis.definitions import (
     Quantity,
 )
 from dashboard.analysis.palette import UNORDERED, VariantColors
-from dashboard.analysis.sweeps import CROSSOVER_AT, UNKNOWN, X_AXES, Crossover
+from dashboard.analysis.sweeps import (
+    CONFIG_AXES,
+    CROSSOVER_AT,
+    UNKNOWN,
+    X_AXES,
+    Crossover,
+)
 
 LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
           "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0}}
@@ -37,10 +43,12 @@ def x_quantity(x: str) -> Quantity:
     return quantity if quantity is not None else COUNT
 
 
-def log_axis(values: pd.Series, quantity: Quantity) -> dict[str, object]:
-    """A log axis ticked at the measured values only, each written at ``quantity``'s precision."""
+def measured_axis(values: pd.Series, quantity: Quantity, x: str = "batch_size") -> dict[str, object]:
+    """An axis ticked at the measured values only, each written at ``quantity``'s precision: logarithmic for a batch,
+    concurrency or rate (they double from point to point), linear for a draft depth (1, 2, 3, ...)."""
     ticks = sorted(float(v) for v in values.dropna().unique() if v > 0)
-    return {"type": "log", "tickvals": ticks, "ticktext": [quantity.number(t) for t in ticks]}
+    return {"type": "linear" if x in CONFIG_AXES else "log", "tickvals": ticks,
+            "ticktext": [quantity.number(t) for t in ticks]}
 
 
 def speedup_chart(curve: pd.DataFrame, x: str, found: list[Crossover], colors: VariantColors = UNORDERED) -> go.Figure:
@@ -66,12 +74,12 @@ def speedup_chart(curve: pd.DataFrame, x: str, found: list[Crossover], colors: V
             figure.add_vrect(x0=cross.low, x1=cross.high, fillcolor=tint, opacity=0.12, line_width=0)
         figure.add_vline(x=cross.at, line={"color": tint, "dash": "dot"})
         # an annotation on a log axis takes log10(x); shapes take x itself
-        figure.add_annotation(x=math.log10(cross.at), y=1, text=f"crossover {CROSSOVER_AT.number(cross.at)}",
+        figure.add_annotation(x=cross.at if x in CONFIG_AXES else math.log10(cross.at), y=1, text=f"crossover {CROSSOVER_AT.number(cross.at)}",
                               showarrow=True, arrowhead=2, xanchor="left",
                               ax=25, ay=-35 - 25 * index, font={"color": tint})
     figure.update_layout(**LAYOUT, height=420, xaxis_title=X_AXES[x], showlegend=True,
                          yaxis_title="speedup vs baseline (×)")
-    figure.update_xaxes(**log_axis(curve[x], x_quantity(x)))
+    figure.update_xaxes(**measured_axis(curve[x], x_quantity(x), x))
     figure.update_yaxes(**RATIO.ticks())
     return figure
 
@@ -103,7 +111,7 @@ def cause_chart(curve: pd.DataFrame, base: pd.DataFrame, x: str, colors: Variant
     figure.update_layout(legend={"y": 1.12})
     for column in (1, 2):
         figure.update_xaxes(title_text=X_AXES[x], row=1, col=column,
-                            **log_axis(pd.concat([curve[x], base[x]]), x_quantity(x)))
+                            **measured_axis(pd.concat([curve[x], base[x]]), x_quantity(x), x))
     figure.update_yaxes(title_text="tokens/step", row=1, col=1, rangemode="tozero", **ACCEPT.ticks())
     figure.update_yaxes(title_text="ms", row=1, col=2, rangemode="tozero", **MS.ticks())
     return figure
@@ -135,7 +143,7 @@ def depth_chart(curve: pd.DataFrame, base: pd.DataFrame, x: str, colors: Variant
     figure.update_layout(**LAYOUT, height=380)
     figure.update_layout(legend={"y": 1.12})
     for column in (1, 2):
-        figure.update_xaxes(title_text=X_AXES[x], row=1, col=column, **log_axis(curve[x], x_quantity(x)))
+        figure.update_xaxes(title_text=X_AXES[x], row=1, col=column, **measured_axis(curve[x], x_quantity(x), x))
     figure.update_yaxes(title_text="tokens/step" if by_tau else "accepted ÷ drafted", row=1, col=1, rangemode="tozero", **accept.ticks())
     figure.update_yaxes(title_text="tok/s", row=1, col=2, rangemode="tozero", **TOK_S.ticks())
     return figure

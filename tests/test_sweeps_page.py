@@ -1,6 +1,7 @@
 """The Sweeps page through AppTest: on the demo store, on a corpus-only store, and with no sweep at all."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -159,5 +160,7 @@ def test_an_mtp_depth_sweep_is_drawn_against_its_depth(tmp_path: Path, monkeypat
     best = app.dataframe[0].value
     # | spec-draft-n-max | average tk\s | ... | aggregate_accept_rate | over the "n/a - no mtp" row's 22.92 tok/s
     assert best["draft depth"].tolist() == [1, 2, 3, 4] and set(best["method"]) == {"MTP"}
+    speedup = json.loads(app.get("plotly_chart")[0].proto.spec)["layout"]["xaxis"]
+    assert (speedup["type"], speedup["ticktext"]) == ("linear", ["1", "2", "3", "4"])  # depths step by one, not double
     assert best["sweep tok/s"].tolist() == [27.58, 29.39, 27.78, 26.09]
     assert best["sweep speedup"].tolist() == pytest.approx([27.58 / 22.92, 29.39 / 22.92, 27.78 / 22.92, 26.09 / 22.92])
