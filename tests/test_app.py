@@ -285,3 +285,13 @@ def test_a_store_from_an_older_schema_asks_to_be_upgraded(demo_copy: Path, monke
     monkeypatch.setattr(store, "migrate", lambda con: [])  # keep it old for the app's read
     app = run_page("views/compare.py", demo_copy, monkeypatch)
     assert "predates the current schema" in texts(app) and "specdash status --db" in texts(app)
+
+
+def test_the_run_pages_config_baseline_asks_for_one_when_no_variant_is_known_not_to_speculate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "store.duckdb"
+    ingest_paths([ROOT / "tests" / "fixtures" / "bench_json" / "adhoc_list.json"], db)
+    app = run_page("views/run.py", db, monkeypatch)
+    baseline = next(box for box in app.selectbox if box.label == "Baseline (config diff)")
+    assert baseline.value is None and baseline.placeholder == "pick a baseline"  # not Streamlit's "Choose an option"

@@ -78,7 +78,7 @@ selected_run = None if st.session_state[RUN.key] == WHOLE_SESSION else int(st.se
 
 variant_options = sorted(set(sessions["variant"]))
 BASELINE.seed_value(variant_options, compare.default_baseline(variant_options, queries.speculative_variants()))
-top[2].selectbox("Baseline (config diff)", variant_options, key=BASELINE.key,
+top[2].selectbox("Baseline (config diff)", variant_options, key=BASELINE.key, placeholder="pick a baseline",
                  help="The variant whose server config this session's is diffed against.")
 for param in (SESSION, RUN, BASELINE):
     param.publish()
