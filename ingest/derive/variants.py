@@ -50,3 +50,9 @@ def drafter_name(path: Any) -> str | None:
         return snapshot["name"]
     name = re.split(r"[/\\]", path)[-1]
     return name or None
+
+
+def chain_settings(k: int | None) -> tuple[int | None, int | None, int | None]:
+    """A chain of ``k`` drafted tokens (vLLM's ``num_speculative_tokens``, an archive's ``k``) in SGLang's terms:
+    (num_steps, topk, num_draft_tokens) = (k, 1, k + 1), the verified root counting as a draft token."""
+    return k, 1 if k else None, k + 1 if k else None

@@ -19,7 +19,7 @@ names no method, or is absent is a baseline run. The whole record stays in ``ext
   ``speculative_algorithm``; the views map it onto the project's vocabulary (``spec_method`` in views.sql).
   A block given as bare text (``"mtp"``) is that method.
 * **Depth**: ``k``/``num_speculative_tokens`` drafts a chain of k tokens (SGLang's num_steps = k, topk 1,
-  num_draft_tokens = k + 1, as ``vllm_log`` maps it); a method text that spells SGLang's settings
+  num_draft_tokens = k + 1: ``variants.chain_settings``, as ``vllm_log`` maps it); a method text that spells SGLang's settings
   (``eagle steps=3 topk=1 draft=4``) or a draft length (``draft-mtp n=2``, ``n_max=3``) gives them too.
 * **Accept length**, bonus-inclusive, in ``bench_serving.accept_length``: a key named ``accept_length``,
   ``acceptance_length`` or ``mean_acceptance_length`` (the convention of SGLang's bench_serving and vLLM,
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ingest.derive.variants import derive_variant
+from ingest.derive.variants import chain_settings, derive_variant
 from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
 from ingest.parsers.bench.bench_fields import (
@@ -199,9 +199,7 @@ def depth_of(block: Mapping[str, Any], method: str, problems: Problems, block_ke
         k = settings.get("n", settings.get("n_max", settings.get("k")))
     if "steps" in settings or "draft" in settings:
         return settings.get("steps"), settings.get("topk"), settings.get("draft")
-    if k is None or k < 1:
-        return None, None, None
-    return k, 1, k + 1  # a chain of k drafts; the verified root counts in SGLang's num_draft_tokens
+    return chain_settings(k if k is not None and k >= 1 else None)
 
 
 def chain_length(block: Mapping[str, Any], problems: Problems, block_key: str) -> int | None:

@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ingest.derive import accept
-from ingest.derive.variants import variant_label
+from ingest.derive.variants import chain_settings, variant_label
 from ingest.errors import MalformedInput, UnrecognizedFormat
 from ingest.formats import Format, ParseOptions, Sign
 from ingest.model import ParsedSource
@@ -470,6 +470,7 @@ def _config_row(segment: int, line_no: int, ts: datetime | None, config: dict[st
         ("ngram" if str(draft).strip("[]") == "ngram" else "draft_model") if draft else ("speculative" if k else None)
     )
     sglang_like = {"speculative_algorithm": algorithm, "speculative_draft_model_path": draft}
+    steps, topk, draft_tokens = chain_settings(k)  # vLLM drafts a chain of k tokens
     return {
         "segment": segment,
         "line_no": line_no,
@@ -480,10 +481,9 @@ def _config_row(segment: int, line_no: int, ts: datetime | None, config: dict[st
         "dp_size": _int(config.get("data_parallel_size")),
         "speculative_algorithm": _text(algorithm),
         "speculative_draft_model_path": _text(draft),
-        # vLLM drafts a chain of k tokens: SGLang's num_steps = k and num_draft_tokens = k + 1 (the root counts).
-        "speculative_num_steps": k,
-        "speculative_eagle_topk": 1 if k else None,
-        "speculative_num_draft_tokens": k + 1 if k else None,
+        "speculative_num_steps": steps,
+        "speculative_eagle_topk": topk,
+        "speculative_num_draft_tokens": draft_tokens,
         "args": pyrepr.config_json_text(config),
     }
 
