@@ -100,10 +100,62 @@ def test_plane_points_place_each_session() -> None:
     sessions = pd.DataFrame({"session_id": ["b-0", "k-0"], "variant": ["baseline", "k2"], "phase": ["p0", "p0"],
                              "started_at": [None, None], "tokens_over_time": [80.0, 50.0], "mean_of_runs": [80.0, 50.0]})
     accept = pd.DataFrame({"session_id": ["k-0"], "tokens_per_step": [1.5]})
-    points = compare.plane_points(sessions, accept, 1000 / 80.0, TOKENS_OVER_TIME).set_index("session_id")
+    points = compare.plane_points(sessions, accept, 1000 / 80.0, TOKENS_OVER_TIME, frozenset({"baseline"})).set_index("session_id")
     assert points.loc["b-0", "tokens_per_step"] == 1.0 and points.loc["b-0", "cost_ratio"] == pytest.approx(1.0)
     assert points.loc["k-0", "cost_ratio"] == pytest.approx(1.5 / 50 * 80)
     assert points.loc["k-0", "speedup"] == pytest.approx(50 / 80)
+
+
+def test_a_session_without_accept_length_is_placed_only_when_its_variant_does_not_speculate() -> None:
+    sessions = pd.DataFrame({"session_id": ["b-0", "d-0"], "variant": ["baseline", "drafter"], "phase": ["p0", "p0"],
+                             "started_at": [None, None], "tokens_over_time": [80.0, 60.0]})
+    no_tau = pd.DataFrame(columns=["session_id", "tokens_per_step"])
+    points = compare.plane_points(sessions, no_tau, 1000 / 80.0, TOKENS_OVER_TIME, frozenset({"baseline"}))
+    assert points["session_id"].tolist() == ["b-0"]  # the drafter's τ is unknown, not 1
+    [why] = compare.off_plane(sessions, no_tau, frozenset({"baseline"})).itertuples(index=False)
+    assert why.session_id == "d-0" and why.reason == compare.NO_TAU
+
+
+# --- the cycle model over several requests decoding together ----------------------------------
+
+def concurrent_summary(streams: list[float | None]) -> pd.DataFrame:
+    """A baseline and a drafter measured as bench records at max concurrency 16: throughput of 16 streams."""
+    frame = summary_frame()
+    return frame.assign(tokens_over_time=[1312.0, 3267.0], mean_of_runs=[1312.0, 3267.0], basis_rank=4, streams=streams)
+
+
+def test_a_throughput_of_sixteen_requests_gives_a_sixteen_stream_cycle() -> None:
+    accept = pd.DataFrame({"variant": ["k2"], "tokens_per_step": [3.5], "accepted_drafts_per_step": [2.5]})
+    comparison = compare.compare_variants(concurrent_summary([16, 16]), accept, "baseline")
+    k2 = comparison.set_index("variant").loc["k2"]
+    assert k2["cycle_ms_est"] == pytest.approx(3.5 * 16 / 3267 * 1000)  # 17.1 ms, not 1.07 ms
+    [result] = compare.break_even(comparison, pd.DataFrame(), "baseline")
+    assert result.baseline_step_ms == pytest.approx(16 / 1312 * 1000)
+    assert result.cycle_source == "estimate: tokens/step × 16 requests ÷ tok/s"
+    assert result.predicted_speedup == pytest.approx(3267 / 1312)  # S = τ ÷ r is the observed speedup again
+    assert "16 requests" in summary.break_even_sentence(result)
+    assert compare.other_loads(comparison, [result], "baseline") == []  # both at 16: one load
+
+
+def test_a_cycle_at_sixteen_requests_against_a_one_request_step_is_not_like_for_like() -> None:
+    accept = pd.DataFrame({"variant": ["k2"], "tokens_per_step": [3.5], "accepted_drafts_per_step": [2.5]})
+    comparison = compare.compare_variants(concurrent_summary([1, 16]), accept, "baseline")
+    [result] = compare.break_even(comparison, pd.DataFrame(), "baseline")
+    [load] = compare.other_loads(comparison, [result], "baseline")
+    assert load.startswith("k2: its cycle is of 16 requests decoding together, the baseline's step of 1")
+
+
+def test_an_unknown_number_of_requests_gives_no_cycle_and_says_why() -> None:
+    accept = pd.DataFrame({"variant": ["k2"], "tokens_per_step": [3.5], "accepted_drafts_per_step": [2.5]})
+    comparison = compare.compare_variants(concurrent_summary([None, None]), accept, "baseline")
+    assert comparison["cycle_ms_est"].isna().all()
+    assert compare.baseline_step(comparison, pd.DataFrame(), "baseline") is None
+    assert compare.no_step_reason(comparison, "baseline") == compare.STREAMS_UNKNOWN
+    assert compare.break_even(compare.compare_variants(concurrent_summary([1, None]), accept, "baseline"),
+                              pd.DataFrame(), "baseline") == []
+    assert compare.no_cycle_reason(comparison.iloc[1]) == compare.STREAMS_UNKNOWN
+    plain = compare.with_methods(comparison, pd.DataFrame({"variant": ["baseline"], "method": ["none"]}))
+    assert plain["cycle_ms_est"].isna().all()  # one token per step, but of how many requests is unknown
 
 
 # --- comparability ----------------------------------------------------------------------------

@@ -156,9 +156,9 @@ def test_sessions_with_tau_below_one_stay_off_the_plane() -> None:
     sessions = pd.DataFrame({"session_id": ["b", "k", "x"], "variant": ["baseline", "k2", "x"], "phase": [None] * 3,
                              "started_at": [None] * 3, "headline": [82.0, 51.8, 40.0]})
     accept = pd.DataFrame({"session_id": ["k", "x"], "tokens_per_step": [1.58, 0.58]})
-    plane = compare.plane_points(sessions, accept, 12.2, "headline")
+    plane = compare.plane_points(sessions, accept, 12.2, "headline", frozenset({"baseline"}))
     assert plane["session_id"].tolist() == ["b", "k"]
-    left = compare.below_floor(accept)
+    left = compare.off_plane(sessions, accept, frozenset({"baseline"}))
     assert left["session_id"].tolist() == ["x"] and "below 1.00" in left["reason"].iloc[0]
 
 

@@ -30,6 +30,20 @@ ISO_SPEEDUPS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0)
 CYCLE_ESTIMATED = "estimate: tokens/step ÷ tok/s"
 CYCLE_MEASURED = "measured: profiler trace"
 STEP_ESTIMATED = "estimate: 1 ÷ tok/s"
+# A throughput of several requests decoding together (a bench record at max concurrency 16, a log line at 16
+# running requests) is 16 streams' tokens per second: one step emits τ tokens for each, so cycle = τ × 16 ÷ tok/s.
+# Taken as one stream's, the cycle would come out 16× too short.
+STREAMS_UNKNOWN = ("its throughput is of several requests decoding together, and how many is not recorded, so a "
+                   "step time cannot be estimated from it")
+
+
+def cycle_estimate_source(streams: float) -> str:
+    """How a cycle estimate was made: ``CYCLE_ESTIMATED`` for one stream, naming the streams otherwise."""
+    return CYCLE_ESTIMATED if streams == 1 else f"estimate: tokens/step × {int(streams)} requests ÷ tok/s"
+
+
+def step_estimate_source(streams: float) -> str:
+    return STEP_ESTIMATED if streams == 1 else f"estimate: {int(streams)} requests ÷ tok/s"
 
 
 def _num(value: Any) -> float | None:
@@ -40,6 +54,23 @@ def _num(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if math.isnan(number) else number
+
+
+def decode_streams(row: Any) -> float | None:
+    """How many requests decode together in a summary row's throughput (its ``streams``, data.SOURCE_FIGURES); a
+    row without the column is benchmark runs, one stream each. None when not recorded."""
+    if "streams" not in row:
+        return 1.0
+    streams = _num(row["streams"])
+    return streams if streams is not None and streams >= 1 else None
+
+
+def cycle_model_ms(tokens_per_step: float | None, rate: float | None, streams: float | None) -> float | None:
+    """The cycle model (DOMAIN.md §2): a step emits τ tokens for each of ``streams`` requests, so its time is
+    τ × streams ÷ tok/s; None when a figure is missing or tok/s is not positive."""
+    if tokens_per_step is None or rate is None or streams is None or rate <= 0 or streams < 1:
+        return None
+    return tokens_per_step * streams / rate * 1000
 
 
 # --- means, intervals and the comparison ------------------------------------------------------
@@ -122,6 +153,7 @@ def compare_variants(
         log = accept_by.loc[row["variant"]] if row["variant"] in accept_by.index else None
         tau = _num(log["tokens_per_step"]) if log is not None else None
         rate = float(row[metric])
+        streams = decode_streams(row)
         out: dict[str, Any] = {
             "variant": row["variant"],
             "runs": int(row["n_runs"]),
@@ -137,7 +169,8 @@ def compare_variants(
             "accepted_drafts_per_step": _num(log["accepted_drafts_per_step"]) if log is not None else None,
             "log_lines": int(_num(log.get("log_lines")) or 0) if log is not None else 0,
             # one token per step without a τ holds only for a variant known not to speculate: ``with_methods``
-            "cycle_ms_est": tau / rate * 1000 if tau is not None and rate > 0 else None,
+            "cycle_ms_est": cycle_model_ms(tau, rate, streams),
+            "streams": streams,
             "is_baseline": row["variant"] == baseline,
             "session_ids": list(row["session_ids"]) if "session_ids" in row and row["session_ids"] is not None else [],
             "basis": row.get("basis", "benchmark runs"),
@@ -175,7 +208,7 @@ class BreakEven:
     baseline_step_ms: float
     baseline_step_source: str
     observed_speedup: float | None
-    estimated_cycle_ms: float  # the cycle model's figure, kept beside a measured one for comparison
+    estimated_cycle_ms: float | None  # the cycle model's figure, kept beside a measured one (None: streams unknown)
 
     @property
     def cost_ratio(self) -> float:
@@ -242,12 +275,24 @@ def baseline_step(
     if from_trace is not None:
         return from_trace, CYCLE_MEASURED
     rows = comparison[comparison["variant"] == baseline]
-    rate = _num(rows[metric_column].iloc[0]) if not rows.empty else None
-    return (1000 / rate, STEP_ESTIMATED) if rate else None
+    if rows.empty:
+        return None
+    streams = decode_streams(rows.iloc[0])
+    step_ms = cycle_model_ms(1.0, _num(rows[metric_column].iloc[0]), streams)
+    return None if step_ms is None or streams is None else (step_ms, step_estimate_source(streams))
+
+
+def no_step_reason(comparison: pd.DataFrame, baseline: str) -> str:
+    """Why ``baseline_step`` has no figure for ``baseline`` (no trace): its tok/s, or how many requests it is of."""
+    rows = comparison[comparison["variant"] == baseline]
+    if not rows.empty and decode_streams(rows.iloc[0]) is None:
+        return STREAMS_UNKNOWN
+    return "it has no tok/s to derive a step time from"
 
 
 def break_even(comparison: pd.DataFrame, measured: pd.DataFrame, baseline: str | None) -> list[BreakEven]:
-    """Per speculative variant with an accept length: its (τ, r) and what it needs to break even."""
+    """Per speculative variant with an accept length and a cycle time (measured, or estimated: ``cycle_ms_est``):
+    its (τ, r) and what it needs to break even."""
     step = baseline_step(comparison, measured, baseline)
     if step is None:
         return []
@@ -257,36 +302,82 @@ def break_even(comparison: pd.DataFrame, measured: pd.DataFrame, baseline: str |
         tau = _num(row.get("tokens_per_step"))
         if row["variant"] == baseline or tau is None:
             continue
-        estimate = tau / row["headline"] * 1000
+        streams = decode_streams(row)
+        estimate = cycle_model_ms(tau, _num(row["headline"]), streams)
         cycle = measured_cycle_ms(measured, row["variant"], "speculative")
-        source = CYCLE_MEASURED if cycle is not None else CYCLE_ESTIMATED
-        out.append(BreakEven(row["variant"], tau, estimate if cycle is None else cycle, source, step_ms, step_source,
-                             _num(row.get("speedup")), estimate))
+        if cycle is not None:
+            out.append(BreakEven(row["variant"], tau, cycle, CYCLE_MEASURED, step_ms, step_source,
+                                 _num(row.get("speedup")), estimate))
+        elif estimate is not None and streams is not None:
+            out.append(BreakEven(row["variant"], tau, estimate, cycle_estimate_source(streams), step_ms, step_source,
+                                 _num(row.get("speedup")), estimate))
     return out
 
 
-def below_floor(accept: pd.DataFrame) -> pd.DataFrame:
-    """The sessions whose accept length is below 1 (``plane_points`` leaves them out), with why."""
-    if accept.empty:
-        return pd.DataFrame(columns=["session_id", "tokens_per_step", "reason"])
-    low = accept[pd.to_numeric(accept["tokens_per_step"], errors="coerce") < TAU_FLOOR]
-    return pd.DataFrame({"session_id": low["session_id"], "tokens_per_step": low["tokens_per_step"],
-                         "reason": [tau_below_floor(float(t)) for t in low["tokens_per_step"]]})
+def other_loads(comparison: pd.DataFrame, results: list[BreakEven], baseline: str) -> list[str]:
+    """Per estimated break-even whose cycle is of another number of requests than the baseline's step, why its r
+    compares two loads rather than two drafters (a batch-16 cycle against a batch-1 step)."""
+    streams = {row["variant"]: decode_streams(row) for _, row in comparison.iterrows()}
+    base = streams.get(baseline)
+    return [f"{result.variant}: its cycle is of {int(mine)} requests decoding together, the baseline's step of "
+            f"{int(base)}; r compares two loads, not two drafters"
+            for result in results
+            if result.cycle_source != CYCLE_MEASURED and base is not None
+            and (mine := streams.get(result.variant)) is not None and mine != base]
+
+
+NO_TAU = ("no accept length: no server log gives its tokens/step, and no server config says it runs without "
+          "speculation (then a step emits one token)")
+
+
+def no_cycle_reason(row: pd.Series) -> str:
+    """Why a comparison row has no ``cycle_ms_est``: no τ for a variant not known to run without speculation, or a
+    throughput of an unknown number of requests."""
+    return STREAMS_UNKNOWN if decode_streams(row) is None else NO_TAU
+
+
+def off_plane_reason(tau: float | None, streams: float | None, decodes_one_token: bool) -> str | None:
+    """Why a session has no point (τ, r) on the plane, or None: τ below its floor, no τ for a speculating (or
+    unknown) variant, or a throughput of an unknown number of requests."""
+    if tau is not None and (problem := tau_below_floor(tau)) is not None:
+        return problem
+    if tau is None and not decodes_one_token:
+        return NO_TAU
+    return STREAMS_UNKNOWN if streams is None else None
+
+
+def off_plane(sessions: pd.DataFrame, accept: pd.DataFrame, plain_variants: frozenset[str]) -> pd.DataFrame:
+    """The sessions ``plane_points`` leaves out, with why (``off_plane_reason``)."""
+    tau_by = _taus(accept)
+    rows = [{"session_id": row["session_id"], "reason": reason} for _, row in sessions.iterrows()
+            if (reason := off_plane_reason(_num(tau_by.get(row["session_id"])), decode_streams(row),
+                                           row["variant"] in plain_variants))]
+    return pd.DataFrame(rows, columns=["session_id", "reason"])
+
+
+def _taus(accept: pd.DataFrame) -> dict[str, Any]:
+    return accept.set_index("session_id")["tokens_per_step"].to_dict() if not accept.empty else {}
 
 
 def plane_points(
-    sessions: pd.DataFrame, accept: pd.DataFrame, baseline_step_ms: float, metric: str
+    sessions: pd.DataFrame, accept: pd.DataFrame, baseline_step_ms: float, metric: str,
+    plain_variants: frozenset[str] = frozenset(),
 ) -> pd.DataFrame:
-    """Every session as a point (τ, r) from its own tok/s and accept length (cycle model)."""
-    tau_by = accept.set_index("session_id")["tokens_per_step"].to_dict() if not accept.empty else {}
+    """Every session as a point (τ, r) from its own tok/s and accept length (cycle model). A session without an
+    accept length is placed at τ = 1 only when its variant is in ``plain_variants`` (known not to speculate);
+    ``off_plane`` names the sessions left out, and why."""
+    tau_by = _taus(accept)
     rows = []
     for _, row in sessions.iterrows():
-        rate = _num(row[metric])
         tau = _num(tau_by.get(row["session_id"]))
-        if rate is None or rate <= 0 or (tau is not None and tau < TAU_FLOOR):  # τ < 1: ``below_floor`` says why
+        streams = decode_streams(row)
+        if off_plane_reason(tau, streams, row["variant"] in plain_variants) is not None:
             continue
-        tau = 1.0 if tau is None else tau  # no accept length logged: plain decode, one token per step
-        cycle_ms = tau / rate * 1000
+        tau = 1.0 if tau is None else tau  # a variant that runs without speculation: one token per step
+        cycle_ms = cycle_model_ms(tau, _num(row[metric]), streams)
+        if cycle_ms is None:  # no positive tok/s: nothing to place
+            continue
+        rate = _num(row[metric])
         rows.append({
             "session_id": row["session_id"], "variant": row["variant"], "phase": row["phase"],
             "started_at": row["started_at"], "tok_per_s": rate, "tokens_per_step": tau,
@@ -542,13 +633,14 @@ def with_methods(comparison: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFram
     """The comparison with each variant's speculative method (``method``: macro ``spec_method`` over its latest server
     config's algorithm, ``configs_by_variant``); a variant no config names gets none rather than a guess.
 
-    Without a tokens/step figure, a variant's cycle is estimated as one token's time (1 ÷ tok/s) only when its config
-    says it runs without speculation; for any other it stays empty rather than too short."""
+    Without a tokens/step figure, a variant's cycle is estimated as one token's time per stream (streams ÷ tok/s)
+    only when its config says it runs without speculation; for any other it stays empty rather than too short."""
     methods = dict(zip(configs["variant"], configs["method"], strict=True)) if "method" in configs else {}
     shown = comparison.assign(method=[methods.get(v) for v in comparison.get("variant", [])])
     if "cycle_ms_est" in shown:
+        streams = shown["streams"].astype("float64") if "streams" in shown else 1.0
         one_token = shown["tokens_per_step"].isna() & (shown["method"] == "none") & (shown["headline"] > 0)
-        shown["cycle_ms_est"] = shown["cycle_ms_est"].astype("float64").mask(one_token, 1000 / shown["headline"])
+        shown["cycle_ms_est"] = shown["cycle_ms_est"].astype("float64").mask(one_token, 1000 * streams / shown["headline"])
     return shown
 
 

@@ -207,7 +207,9 @@ def speculative_variants(db_path: str | Path) -> dict[str, bool]:
 # meaningless (DOMAIN.md §4), so it is left out. basis_rank orders the sources a headline is taken from
 # (docs/metrics.md "Which throughput is the headline"): benchmark runs 1, bench records at max
 # concurrency 1 2, log lines at 1 running request 3, bench records at other concurrencies 4, log lines
-# at several running requests 5.
+# at several running requests 5. ``streams`` is how many requests decode together in the figure: 1 for ranks 1-3,
+# the max concurrency of a bench record (every slot busy), the running requests when every log line gives one
+# count; none when unknown (the cycle model needs it: DOMAIN.md §2, compare.decode_streams).
 IDLE_GAP_S = 10
 # The sessions in scope whose figures are not benchmark runs: server lifetimes and bench records.
 EVIDENCE_IN_SCOPE = f"""
@@ -243,6 +245,7 @@ SOURCE_FIGURES = f"""
                CASE WHEN $by_phase THEN s.phase END AS phase,
                {VARIANT} AS variant,
                1 AS basis_rank, 'benchmark runs' AS basis, 'runs' AS sample_unit, CAST(NULL AS BIGINT) AS concurrency,
+               1 AS streams,
                count(*) AS n_runs,
                count(DISTINCT s.session_id) AS n_sessions,
                avg({TOK_PER_S}) AS mean_of_runs,
@@ -274,6 +277,10 @@ SOURCE_FIGURES = f"""
                     ELSE any_value(tool) || ' at max concurrency ' || concurrency END AS basis,
                CASE WHEN basis_rank IN (3, 5) THEN 'log lines' ELSE 'records' END AS sample_unit,
                concurrency,
+               CASE WHEN basis_rank IN (2, 3) THEN 1 WHEN basis_rank = 4 THEN concurrency
+                    WHEN count(running_req) = count(*) AND min(running_req) = max(running_req) AND min(running_req) >= 1
+                    THEN min(running_req)
+               END AS streams,
                count(*) AS n_runs, count(DISTINCT session_id) AS n_sessions,
                avg(value) AS mean_of_runs,
                coalesce({SAMPLES_RATIO}, avg(value)) AS tokens_over_time,
@@ -351,7 +358,7 @@ def session_summary(db_path: str | Path, phase_list: Sequence[str], variant_list
         benchmark = con.execute(
             f"""
             SELECT s.session_id, s.phase, {VARIANT} AS variant, s.started_at, 1 AS basis_rank,
-                   'benchmark runs' AS basis, 'runs' AS sample_unit,
+                   'benchmark runs' AS basis, 'runs' AS sample_unit, 1 AS streams,
                    count(*) AS n_runs, avg({TOK_PER_S}) AS mean_of_runs,
                    {TOKENS_OVER_TIME} AS tokens_over_time
             FROM bench_runs r JOIN benchmark_sessions s USING (session_id)

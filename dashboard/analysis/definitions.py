@@ -29,8 +29,9 @@ TOKENS_PER_STEP = ("τ = accept length = tokens/step (as SGLang logs it) = token
                    "included (floor 1.00). From the server-log decode lines inside measured runs' time windows "
                    "(run_log_stats; warm-ups and idle stretches excluded), weighted by #running-req.")
 ACCEPTED_DRAFTS = "accepted drafts/step = tokens/step − 1: draft tokens accepted per step, bonus excluded; 0 for a drafter whose every draft is rejected."
-CYCLE_EST = ("est. cycle = tokens/step ÷ headline tok/s (baseline: 1 ÷ tok/s = one decode step). A cycle-model "
-             "estimate, not a measurement; a profiler trace replaces it on the Break-even page.")
+CYCLE_EST = ("est. cycle = tokens/step × requests decoding together ÷ headline tok/s (baseline: 1 ÷ tok/s = one decode "
+             "step); a throughput of 16 concurrent requests is 16 streams' tokens. A cycle-model estimate, not a "
+             "measurement; a profiler trace replaces it on the Break-even page.")
 COST_RATIO = "r = cycle time ÷ baseline step time: how many baseline steps one speculative cycle costs."
 TAU = "τ = tokens per cycle = accepted drafts + 1 bonus token (= tokens/step)."
 BREAK_EVEN = "Speedup S = τ ÷ r. Speculation breaks even at S = 1, i.e. τ = r: accepted drafts per step ≥ r − 1."
@@ -262,7 +263,7 @@ COLUMNS: dict[str, Column] = {
     "tokens/step": Column("τ (tokens/step)", TOKENS_PER_STEP + " " + BLANK_NO_SPECULATION, ACCEPT),
     "drafts/step": Column("accepted drafts/step", ACCEPTED_DRAFTS + " " + BLANK_NO_SPECULATION, ACCEPT),
     "cycle ms (est.)": Column("est. cycle (ms)", CYCLE_EST + f" {EMPTY}: a variant that may speculate, with no "
-                             "tokens/step to multiply by.", MS),
+                             "tokens/step to multiply by, or a throughput of an unrecorded number of requests.", MS),
     "short runs": Column("short runs", SHORT_RUN, COUNT),
     "like-for-like": Column("like-for-like", LIKE_FOR_LIKE),
     # --- throughput sources
@@ -308,7 +309,7 @@ COLUMNS: dict[str, Column] = {
     "cycle ms": Column("cycle (ms)", "One speculative cycle (a baseline: one decode step): measured in a profiler trace "
                        "when one was ingested (per rank the median complete cycle; the slowest rank sets the pace), else "
                        "the cycle model's estimate.", MS),
-    "cycle from": Column("cycle from", "trace = measured in a profiler trace; cycle model = tokens/step ÷ tok/s."),
+    "cycle from": Column("cycle from", "trace = measured in a profiler trace; cycle model = tokens/step × requests decoding together ÷ tok/s."),
     "cycle ms (cycle model)": Column("cycle model (ms)", CYCLE_EST, MS),
     "S = τ ÷ r": Column("S = τ ÷ r", BREAK_EVEN, RATIO),
     "observed speedup": Column("observed speedup", SPEEDUP, RATIO),

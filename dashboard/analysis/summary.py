@@ -13,6 +13,7 @@ import pandas as pd
 from dashboard.analysis import definitions
 from dashboard.analysis.compare import (
     CYCLE_ESTIMATED,
+    CYCLE_MEASURED,
     METRIC_LABELS,
     TOKENS_OVER_TIME,
     BreakEven,
@@ -40,10 +41,20 @@ def _ci(low: Any, high: Any, quantity: Quantity = TOK_S, signed: bool = False) -
 
 # --- sentences the pages show (numbers at their declared precision) ------------------------------
 
+def cycle_how(result: BreakEven) -> str:
+    """Where a break-even's cycle time comes from, in words."""
+    if result.cycle_source == CYCLE_ESTIMATED:
+        return "estimated from tok/s and accept length"
+    if result.cycle_source != CYCLE_MEASURED:
+        return result.cycle_source  # an estimate over several requests decoding together names them
+    if result.estimated_cycle_ms is None:
+        return "measured in a profiler trace"
+    return f"measured in a profiler trace; the cycle model says {MS.text(result.estimated_cycle_ms)}"
+
+
 def break_even_sentence(result: BreakEven) -> str:
     """What one drafter needs to break even, in words (the Break-even page, under the plane)."""
-    how = ("estimated from tok/s and accept length" if result.cycle_source == CYCLE_ESTIMATED
-           else f"measured in a profiler trace; the cycle model says {MS.text(result.estimated_cycle_ms)}")
+    how = cycle_how(result)
     if result.tau_problem:
         return f"**{result.variant}**: no break-even figure. {result.tau_problem}"
     if result.reason:

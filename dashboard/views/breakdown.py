@@ -26,7 +26,7 @@ whole_traces = queries.trace_overview(selection.phases, selection.variants)
 traced = set(composition["variant"])
 untraced = [v for v in selection.variants if v not in traced]
 estimates = pd.DataFrame(columns=["variant", "cycle_ms"])
-unestimated: list[str] = []
+unestimated: dict[str, str] = {}  # variant → why it has no cycle estimate
 if untraced:
     untraced_summary = queries.variant_summary(selection.phases, untraced)
     if not untraced_summary.empty:
@@ -34,14 +34,14 @@ if untraced:
             compare.compare_variants(untraced_summary, queries.accept_length(selection.phases, untraced), None),
             queries.configs_by_variant(selection.phases, untraced))
         estimates = comparison[["variant", "cycle_ms_est"]].rename(columns={"cycle_ms_est": "cycle_ms"}).dropna()
-        unestimated = sorted(set(comparison["variant"]) - set(estimates["variant"]))
+        unestimated = {row["variant"]: compare.no_cycle_reason(row) for _, row in comparison.iterrows()
+                       if row["variant"] not in set(estimates["variant"])}
 PROFILE_HINT = ("Profile a few decode steps (`POST /start_profile` on the SGLang server), then "
                 "`specdash ingest TRACE_DIR --phase P --variant V`.")
-NO_ESTIMATE = ("no profiler trace, and no cycle estimate: no server log gives its tokens/step, and no server config says "
-               "it runs without speculation (then a cycle is one token's time)")
 if composition.empty and estimates.empty and whole_traces.empty:
     if unestimated:
-        st.info(f"Nothing to break down for {', '.join(unestimated)}: {NO_ESTIMATE}. {PROFILE_HINT}")
+        st.info("Nothing to break down: no profiler trace, and no cycle estimate for "
+                + "; ".join(f"{variant} ({reason})" for variant, reason in sorted(unestimated.items())) + f". {PROFILE_HINT}")
     else:
         st.info(f"Nothing to break down: no profiler trace and no benchmark runs for this selection. {PROFILE_HINT}")
     st.stop()
@@ -54,9 +54,9 @@ if not headlines.empty:
     st.caption(definitions.COMMUNICATION_SHARE)
 for _, row in estimates.iterrows():
     st.markdown(f"**{row['variant']}**: no profiler trace — estimated cycle **{MS.text(row['cycle_ms'])}** "
-                f"(cycle model: tokens/step ÷ tok/s), no split into phases.")
-for variant in unestimated:
-    st.markdown(f"**{variant}**: {NO_ESTIMATE}.")
+                f"(cycle model: tokens/step × requests decoding together ÷ tok/s), no split into phases.")
+for variant, reason in sorted(unestimated.items()):
+    st.markdown(f"**{variant}**: no profiler trace, and no cycle estimate: {reason}.")
 
 if not (composition.empty and estimates.empty):
     st.plotly_chart(queries.figure(charts.cycle_stack, composition, estimates), width="stretch")

@@ -14,6 +14,9 @@ store = ui.require_store()
 ui.demo_note(store)
 st.caption(f"{definitions.TAU} {definitions.COST_RATIO} {definitions.BREAK_EVEN}")
 
+PROFILE_HINT = ("A profiler trace of the baseline gives its step time directly (`specdash ingest TRACE_DIR --phase P "
+                "--variant V`).")
+
 # --- controls -----------------------------------------------------------------------------------
 selection = ui.selection_bar(store)
 if not selection.variants:
@@ -33,16 +36,20 @@ if baseline is None or baseline not in set(comparison["variant"]):
     st.stop()
 measured = queries.measured_cycles(selection.phases, selection.variants)
 results = compare.break_even(comparison, measured, baseline)
-step_ms, step_source = compare.baseline_step(comparison, measured, baseline) or (None, None)
-if step_ms is None:
-    st.info(f"The baseline {baseline} has no tok/s to derive a step time from.")
+step = compare.baseline_step(comparison, measured, baseline)
+if step is None:
+    st.info(f"No step time for the baseline {baseline}: {compare.no_step_reason(comparison, baseline)}. {PROFILE_HINT}")
     st.stop()
+step_ms, step_source = step
 
 session_accept = queries.accept_length(selection.phases, selection.variants, by="session")
-session_points = compare.plane_points(
-    queries.session_summary(selection.phases, selection.variants), session_accept, step_ms, selection.metric,
-)
-left_out = compare.below_floor(session_accept)
+sessions = queries.session_summary(selection.phases, selection.variants)
+configs = queries.configs_by_variant(selection.phases, selection.variants)
+# The baseline is taken to decode one token per step (its step time is 1 ÷ its tok/s), as is every variant whose
+# server config says it runs without speculation.
+plain = frozenset(configs.loc[configs["method"] == "none", "variant"]) | {baseline}
+session_points = compare.plane_points(sessions, session_accept, step_ms, selection.metric, plain)
+left_out = compare.off_plane(sessions, session_accept, plain)
 points = session_points.assign(
     label=[f"{v} · {p or 'no phase'}" for v, p in zip(session_points["variant"], session_points["phase"], strict=True)],
     source=["session: cycle model estimate"] * len(session_points),
@@ -90,20 +97,30 @@ if not sweep_path.empty:
                "[Sweeps](sweeps) page.")
 
 # --- what each variant needs --------------------------------------------------------------------
+placed = {result.variant for result in results}
+unplaced = [variant for variant, tau in zip(comparison["variant"], comparison["tokens_per_step"], strict=True)
+            if variant != baseline and pd.notna(tau) and variant not in placed]
+for variant in unplaced:
+    st.markdown(f"**{variant}**: no break-even figure: {compare.STREAMS_UNKNOWN}.")
 if not results:
-    st.info("No speculative variant with an accept length in this selection. Ingest the server logs of the speculative "
-            "runs (same `--phase`/`--variant` as their benchmark) so accept length can be read from them.")
+    if not unplaced:
+        st.info("No speculative variant with an accept length in this selection. Ingest the server logs of the "
+                "speculative runs (same `--phase`/`--variant` as their benchmark) so accept length can be read from them.")
     st.stop()
-step_text = "measured in the baseline's profiler trace" if step_source == compare.CYCLE_MEASURED else "1 ÷ the baseline's tok/s"
+step_text = ("measured in the baseline's profiler trace" if step_source == compare.CYCLE_MEASURED
+             else step_source.removeprefix("estimate: ").replace("tok/s", "the baseline's tok/s"))
 st.markdown(f"Baseline **{baseline}**: one decode step ≈ **{MS.text(step_ms)}** ({step_text}).")
 for result in results:
     st.markdown(summary.break_even_sentence(result))
+if loads := compare.other_loads(comparison, results, baseline):
+    st.warning("Not like-for-like:\n" + "\n".join(f"- {load}" for load in loads), icon=":material/warning:")
 if traced:
     st.caption(f":material/check: r is **measured**: cycle time from the profiler traces of {', '.join(r.variant for r in traced)} "
                "(per rank the median complete cycle; the slowest rank sets the pace). The cycle model's estimate is in the table "
                "for comparison.")
 else:
-    st.caption(":material/info: r is an **estimate** from the cycle model (cycle ≈ tokens/step ÷ tok/s): no profiler trace "
+    st.caption(":material/info: r is an **estimate** from the cycle model (cycle ≈ tokens/step × requests decoding together "
+               "÷ tok/s): no profiler trace "
                "was ingested for these variants. Ingest a trace (`specdash ingest TRACE_DIR --phase P --variant V`) and r "
                "comes from the measured cycle instead.")
 
