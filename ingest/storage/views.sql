@@ -651,6 +651,9 @@ CREATE OR REPLACE MACRO spec_method(raw) AS
          WHEN regexp_matches(lower(raw), 'lookahead') THEN 'lookahead'
          WHEN regexp_matches(lower(raw), 'hydra') THEN 'Hydra'
          WHEN regexp_matches(lower(raw), 'standalone|draft[-_ ]?model|^draft$|^sps$') THEN 'draft model'
+         WHEN regexp_matches(lower(raw), 'dflash') THEN 'DFlash'
+         WHEN regexp_matches(lower(raw), '^suffix$') THEN 'suffix decoding'
+         WHEN regexp_matches(lower(raw), '^mlp[-_ ]?speculator$') THEN 'MLP speculator'
          ELSE trim(raw) END;
 
 -- Each variant whose server configs all name one method (none: no speculation), for rows that name none themselves.
