@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import local_script_runner
+
+from ingest.storage import store
 
 # The browser fixtures (tests/browser.py), for every test module that takes them; a module may define its own.
 from tests.browser import browser, kept_tabs, page  # noqa: F401
@@ -44,6 +48,28 @@ def require_widgets_deltas(runner: local_script_runner.LocalScriptRunner, timeou
 
 
 local_script_runner.require_widgets_deltas = require_widgets_deltas
+
+
+@pytest.fixture(scope="session", autouse=True)
+def new_stores_from_a_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A new store's migrations and views cost ~0.4 CPU-s, and the tests open ~250 new stores. Each test process
+    migrates one empty store once, and a writer that would create a store file starts from a copy of it: the file
+    the migrations would have left (a store that exists, as the upgrade tests make, is opened as it is). Processes
+    the tests start (`specdash ingest`, `specdash serve`) migrate their new stores themselves."""
+    template = tmp_path_factory.mktemp("template") / "empty.duckdb"
+    with store.writer(template):
+        pass
+    open_writer = store._open_writer
+
+    def open_from_template(db_path: Path) -> object:
+        if not db_path.exists():
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(template, db_path)
+        return open_writer(db_path)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store, "_open_writer", open_from_template)
+        yield
 
 
 @pytest.fixture(autouse=True)
