@@ -22,7 +22,7 @@ from ingest.pipeline import FileReport, expand_paths, ingest_paths, skipped_summ
 from ingest.progress import ProgressBar
 from ingest.reader import read_head
 from ingest.registry import detect, folder_format, registered_formats
-from ingest.storage import export, labels, store
+from ingest.storage import export, imports, labels, store
 from ingest.storage.sweep_status import sweep_lines
 
 SHOWN_CANDIDATES = 3  # closest formats `specdash formats --explain` lists for a file none reads
@@ -169,6 +169,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    db_path = store.resolve_db_path(args.db)
+    result = imports.import_store(db_path, Path(args.other))
+    print(f"imported {result.sources} files ({result.rows:,} rows) and {result.decisions} decisions from {args.other} "
+          f"into {db_path}; {result.already_here} of its files were here already")
+    return 0
+
+
 def session_lines(sessions: list[dict[str, object]]) -> list[str]:
     """The sessions by phase and variant, each with its id (for `decide --session`) and its file."""
     if not sessions:
@@ -275,6 +283,16 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
     export_.add_argument("--db", help=db_help)
     export_.add_argument("--parquet", required=True, metavar="DIR", help="the folder to write into (created if missing)")
     export_.set_defaults(func=cmd_export)
+
+    import_ = sub.add_parser(
+        "import", help="bring another store's files and decisions into this store (a colleague's, another host's)",
+        description="Every file of OTHER whose content this store does not hold comes over with its rows and labels, "
+        "and every decision this store lacks; files already here stay as they are. OTHER is never written. One "
+        "transaction: a failure leaves this store as it was.",
+    )
+    import_.add_argument("other", metavar="OTHER", help="the store to read from (a .duckdb file)")
+    import_.add_argument("--db", help=db_help)
+    import_.set_defaults(func=cmd_import)
 
     label = sub.add_parser(
         "label", help="rename, merge, re-phase or delete ingested files and variants (recorded; `--history` lists changes)",
