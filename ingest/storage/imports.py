@@ -23,9 +23,8 @@ import duckdb
 
 from ingest.errors import NoStore, StoreBusy, StoreError
 from ingest.storage import run_windows, store
-from ingest.storage.sql import fetch_value
 
-OTHER = "other_store"  # the name OTHER is attached under, inside this store's writer connection
+BATCH_ROWS = 100_000  # rows read from OTHER and written here at a time: a big store's decode lines stream through
 
 
 @dataclass(frozen=True)
@@ -43,56 +42,64 @@ def import_store(db_path: Path, other: Path) -> ImportResult:
         raise NoStore(other, "no store to import", hint="give the path of another specdash store (.duckdb)")
     if other.resolve() == db_path.resolve():
         raise StoreError(other, "is the store itself", hint="give another store to import from")
-    with readable_copy(other) as readable, store.writer(db_path) as con:
-        con.execute(f"ATTACH ? AS {OTHER} (READ_ONLY)", [str(readable)])
-        try:
-            return copy_new_sources(con)
-        finally:
-            con.execute(f"DETACH {OTHER}")
+    # OTHER is read on a connection of its own and its rows stream over as Arrow batches: ATTACH would take its path
+    # only as SQL text before DuckDB 2.0.
+    with readable_copy(other) as readable, store.open_with_retry(readable, read_only=True) as theirs, \
+            store.writer(db_path) as con:
+        return copy_new_sources(theirs, con)
 
 
-def copy_new_sources(con: duckdb.DuckDBPyConnection) -> ImportResult:
-    """The import's one transaction, on a writer connection with OTHER attached."""
+def copy_new_sources(theirs: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConnection) -> ImportResult:
+    """The import's one transaction: OTHER's sources this store lacks, their rows, the decisions it lacks."""
+    ours = {sha for (sha,) in con.execute("SELECT sha256 FROM sources").fetchall()}
+    listed = theirs.execute("SELECT source_id, sha256 FROM sources").fetchall()
+    new = [source_id for source_id, sha in listed if sha not in ours]
+    known = [decision_id for (decision_id,) in con.execute("SELECT decision_id FROM decisions").fetchall()]
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute(
-            f"CREATE TEMP TABLE imported AS SELECT source_id FROM {OTHER}.sources "
-            "WHERE sha256 NOT IN (SELECT sha256 FROM main.sources)"
-        )
-        new = fetch_value(con, "SELECT count(*) FROM imported")
-        total = fetch_value(con, f"SELECT count(*) FROM {OTHER}.sources")
-        rows = copy_rows(con)
-        con.execute(f"INSERT INTO main.sources BY NAME SELECT * FROM {OTHER}.sources "
-                    "WHERE source_id IN (SELECT source_id FROM imported)")
-        decisions = fetch_value(con, f"SELECT count(*) FROM {OTHER}.decisions "
-                                           "WHERE decision_id NOT IN (SELECT decision_id FROM main.decisions)")
-        con.execute(f"INSERT INTO main.decisions BY NAME SELECT * FROM {OTHER}.decisions "
-                    "WHERE decision_id NOT IN (SELECT decision_id FROM main.decisions)")
+        rows = copy_rows(theirs, con, new)
+        for _ in incoming(con, theirs.sql("SELECT * FROM sources WHERE list_contains($ids, source_id)", params={"ids": new})):
+            con.execute("INSERT INTO sources BY NAME SELECT * FROM incoming")
+        decisions = 0
+        for count in incoming(con, theirs.sql("SELECT * FROM decisions WHERE NOT list_contains($ids, decision_id)",
+                                              params={"ids": known})):
+            con.execute("INSERT INTO decisions BY NAME SELECT * FROM incoming")
+            decisions += count
         if new:
             run_windows.rebuild(con)  # links between files of both stores, as a load of each would find them
             store.relink_traces(con)
         if new or decisions:
             store.touch_last_change(con)
-        con.execute("DROP TABLE imported")
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")
         raise
-    return ImportResult(int(new), int(total) - int(new), rows, int(decisions))
+    return ImportResult(len(new), len(listed) - len(new), rows, decisions)
 
 
-def copy_rows(con: duckdb.DuckDBPyConnection) -> int:
-    """The imported sources' rows of every table that holds rows of sources (by column name: OTHER's columns are
-    this store's, migrated); returns how many."""
+def copy_rows(theirs: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConnection, sources: list[str]) -> int:
+    """OTHER's rows of ``sources`` in every table that holds rows of sources, inserted here by column name (OTHER's
+    columns are this store's: same migrations); returns how many."""
+    if not sources:
+        return 0
     copied = 0
     for table in store.data_tables(con):
-        count = int(fetch_value(
-            con, f'SELECT count(*) FROM {OTHER}."{table}" WHERE source_id IN (SELECT source_id FROM imported)'))
-        if count:
-            con.execute(f'INSERT INTO main."{table}" BY NAME SELECT * FROM {OTHER}."{table}" '
-                        "WHERE source_id IN (SELECT source_id FROM imported)")
-        copied += count
+        for count in incoming(con, theirs.sql(f'SELECT * FROM "{table}" WHERE list_contains($ids, source_id)',
+                                              params={"ids": sources})):
+            con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM incoming')
+            copied += count
     return copied
+
+
+def incoming(con: duckdb.DuckDBPyConnection, rows: duckdb.DuckDBPyRelation) -> Iterator[int]:
+    """``rows`` of OTHER in batches, each visible on ``con`` as the table ``incoming`` while the caller inserts it;
+    yields each batch's row count."""
+    for batch in rows.to_arrow_reader(BATCH_ROWS):
+        con.register("incoming", batch)
+        try:
+            yield batch.num_rows
+        finally:
+            con.unregister("incoming")
 
 
 @contextmanager
