@@ -51,6 +51,8 @@ SEEDS: dict[str, Path] = {
     "bench_serving_jsonl": FIXTURES / "bench" / "sglang-2025-06-accept-length.jsonl",
     "bench_one_batch_jsonl": FIXTURES / "bench" / "sglang-one-batch-server.jsonl",
     "nested_runs_jsonl": FIXTURES / "bench" / "4x3090-archive-eight-runs.jsonl",
+    "aiperf_json": FIXTURES / "bench" / "aiperf-run1-profile_export_aiperf.json",
+    "aiperf_records_jsonl": FIXTURES / "bench" / "aiperf-run1-profile_export-3-records.jsonl",
     "vllm_bench_json": FIXTURES / "bench" / "vllm-benchmark-serving-pretty.json",
     "bench_json": FIXTURES / "dashboard" / "phase-1-two-variants.bench.json",
     "bench_serving_console": FIXTURES / "bench" / "sglang-console-jan2025-two-runs.txt",

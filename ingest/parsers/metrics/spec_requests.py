@@ -16,7 +16,9 @@ choice, an export record), so a file of responses, a JSONL of them or a pasted s
   ``spec_num_proposed_drafts``, ``spec_correct_drafts_histogram`` (index = correct drafts in a step).
 * **AIPerf** ``profile_export.jsonl`` records carrying ``spec_decode_acceptance`` (the vLLM fields plus
   ``engine``); the record's ``metadata.x_request_id`` and ``input/output_sequence_length`` identify it.
-  AIPerf records without spec-decode fields are not this format (no sniffer claims them).
+  A whole AIPerf export (records whose metrics are ``{"value", "unit"}``) is the ``aiperf_records_jsonl``
+  format (``ingest/parsers/bench/aiperf.py``), which loads its runs and gives these rows with this module's
+  ``spec_objects``/``request_row``; this format keeps AIPerf fragments without such metrics (the docs' example).
 
 One ``acceptance_requests`` row per request. Checks that refuse the file, naming the line: a histogram
 whose counts do not sum to the steps; an acceptance rate above 1 (a percentage where a fraction
@@ -55,6 +57,9 @@ from ingest.tables import SCHEMAS, table_from_rows
 KIND = "spec_request_json"
 MAX_BUCKET = 4096
 MARKER = re.compile(rb'"(?:speculative_decoding|speculative_decoding_stats|spec_decode_acceptance)"\s*:\s*\{|"spec_verify_ct"\s*:')
+# An AIPerf profile_export.jsonl record: its metrics are {"value": …, "unit": …}. Such a file is read by
+# ingest/parsers/bench/aiperf.py, which loads its runs and, through this module's functions, its spec rows.
+AIPERF_RECORD = re.compile(rb'"metrics"\s*:\s*\{\s*"\w+"\s*:\s*\{\s*"value"\s*:')
 PLACEHOLDER = re.compile(r"\[\s*\.\.\.\s*\]|\{\s*\.\.\.\s*\}")
 VLLM_HOLDERS = ("speculative_decoding", "speculative_decoding_stats")
 AIPERF_HOLDER = "spec_decode_acceptance"
@@ -86,8 +91,9 @@ FRAGMENT = "not a JSON object (a key/value fragment or text between objects)"
 
 
 def sniff(head: bytes) -> bool:
-    """A spec-decode statistics object in the first 64 KiB, with JSON's double-quoted keys."""
-    return MARKER.search(head) is not None
+    """A spec-decode statistics object in the first 64 KiB, with JSON's double-quoted keys, outside an AIPerf
+    per-request export (whose records the ``aiperf_records_jsonl`` format reads, spec fields included)."""
+    return MARKER.search(head) is not None and AIPERF_RECORD.search(head) is None
 
 
 @contextmanager
