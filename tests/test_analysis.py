@@ -253,3 +253,9 @@ def test_decode_series_is_downsampled_in_sql(demo_db: Path, monkeypatch: pytest.
     small = data.decode_series(demo_db, keys)
     assert len(full) == 565 and len(small) <= 51
     assert small["lines"].sum() == 565
+
+
+def test_a_baseline_with_an_accept_length_is_known_to_speculate() -> None:
+    comparison = compare.compare_variants(summary_frame(), ACCEPT, "baseline")
+    assert compare.baseline_tokens_per_step(comparison, "baseline") is None
+    assert compare.baseline_tokens_per_step(comparison, "k2") == 1.58  # k2 as the baseline: its steps are cycles

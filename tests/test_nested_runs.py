@@ -206,7 +206,7 @@ def test_every_run_is_a_session_under_its_variant_and_method(archive_store: Path
             "WHERE speculative_algorithm IS NOT NULL").fetchall())
         # the Ling runs at concurrency 1 and 4 form a sweep: the baseline's method is none, NEXTN's MTP
         sweep = con.execute("SELECT variant, concurrency, method FROM sweep_series ORDER BY variant, concurrency").fetchall()
-    assert methods == {"nextn built-in": "MTP", "dflash": "dflash", "draft_model_tli": "draft model",
+    assert methods == {"nextn built-in": "MTP", "dflash": "DFlash", "draft_model_tli": "draft model",
                        "draft-mtp n=2": "MTP", "eagle steps=3 topk=1 draft=4": "EAGLE"}
     assert sweep == [("baseline", 1, "none"), ("baseline", 4, "none"), ("nextn built-in", 1, "MTP"),
                      ("nextn built-in", 4, "MTP")]

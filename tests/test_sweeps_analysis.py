@@ -216,3 +216,13 @@ def test_each_sweep_point_is_a_tau_r_pair_for_break_even(demo_db: Path) -> None:
     assert set(ft["r_from"]) == {"estimated: τ ÷ speedup"} and ft["axis"].iloc[0] == "max concurrency"
     # S = τ ÷ r: the path reproduces the measured speedups (1.15× at concurrency 1, 0.92× at 16)
     assert (ft["tau"] / ft["cost_ratio"]).round(2).tolist() == [1.15, 1.11, 0.92]
+
+
+def test_a_table_sweep_whose_points_name_no_dataset_gets_its_speedups() -> None:
+    # Found by a random store of real files (tests/fixtures/tables/vllm-frspec-methods.md): pandas groups the
+    # baseline's one all-None dataset as a float NaN, and the page raised "merge on object and float64 columns".
+    part = pd.DataFrame({"source_id": ["s1", "s1"], "dataset": [None, None], "is_baseline": [False, True],
+                         "variant": ["eagle3", "baseline"], "method": ["EAGLE-3", None], "throughput": [120.0, 96.0]})
+    table = sweeps.points_table(part)
+    assert table["variant"].tolist() == ["eagle3", "baseline"]
+    assert table["sweep speedup"].iloc[0] == pytest.approx(1.25) and pd.isna(table["sweep speedup"].iloc[1])

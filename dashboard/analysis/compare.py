@@ -282,6 +282,12 @@ def baseline_step(
     return None if step_ms is None or streams is None else (step_ms, step_estimate_source(streams))
 
 
+def baseline_tokens_per_step(comparison: pd.DataFrame, baseline: str) -> float | None:
+    """The baseline's accept length when its logs give one (it speculates), else None."""
+    rows = comparison[comparison["variant"] == baseline]
+    return _num(rows["tokens_per_step"].iloc[0]) if not rows.empty and "tokens_per_step" in rows else None
+
+
 def no_step_reason(comparison: pd.DataFrame, baseline: str) -> str:
     """Why ``baseline_step`` has no figure for ``baseline`` (no trace): its tok/s, or how many requests it is of."""
     rows = comparison[comparison["variant"] == baseline]

@@ -441,7 +441,8 @@ def points_table(part: pd.DataFrame) -> pd.DataFrame:
     keys = ["source_id", "dataset"]
     base = (part[part["is_baseline"]].groupby(keys, dropna=False)["throughput"].mean().rename("base_throughput")
             .reset_index())
-    points = part.merge(base, on=keys, how="left")
+    # a sweep with no baseline point groups nothing, and pandas gives the empty keys another dtype than part's
+    points = part.merge(base.astype({key: part[key].dtype for key in keys}), on=keys, how="left")
     points["speedup"] = (points["throughput"] / points["base_throughput"]).where(~points["is_baseline"])
     shown = {k: v for k, v in POINT_COLUMNS.items() if k in points and points[k].notna().any()}
     return points[list(shown)].rename(columns=shown).reset_index(drop=True)

@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard import queries, sections, sweep_charts, ui
 from dashboard.analysis import compare, definitions, frames, summary, sweeps
-from dashboard.analysis.definitions import MS
+from dashboard.analysis.definitions import ACCEPT, MS
 from dashboard.state import SESSION, Keys, carried_params
 
 st.title("Break-even")
@@ -45,9 +45,14 @@ step_ms, step_source = step
 session_accept = queries.accept_length(selection.phases, selection.variants, by="session")
 sessions = queries.session_summary(selection.phases, selection.variants)
 configs = queries.configs_by_variant(selection.phases, selection.variants)
-# The baseline is taken to decode one token per step (its step time is 1 ÷ its tok/s), as is every variant whose
-# server config says it runs without speculation.
-plain = frozenset(configs.loc[configs["method"] == "none", "variant"]) | {baseline}
+# The baseline is taken to decode one token per step (its step time is 1 ÷ its tok/s) unless its logs give it an
+# accept length, as is every variant whose server config says it runs without speculation.
+baseline_tau = compare.baseline_tokens_per_step(comparison, baseline)
+plain = frozenset(configs.loc[configs["method"] == "none", "variant"]) | ({baseline} if baseline_tau is None else set())
+if baseline_tau is not None and step_source != compare.CYCLE_MEASURED:
+    st.warning(f"The baseline {baseline} speculates: its server log gives τ = {ACCEPT.text(baseline_tau)}. Its step time "
+               "from tok/s is a speculative cycle's, not one decode step, so every r below is against that cycle. Pick "
+               "a baseline measured without speculation.", icon=":material/warning:")
 session_points = compare.plane_points(sessions, session_accept, step_ms, selection.metric, plain)
 left_out = compare.off_plane(sessions, session_accept, plain)
 points = session_points.assign(
@@ -80,10 +85,10 @@ if labels:
     match = points[(points["label"] == labels[0]) & points["session_id"].notna()]
     if not match.empty:
         st.switch_page("views/run.py", query_params={**carried_params(), SESSION.url: match["session_id"].iloc[0]})
-if not left_out.empty:
-    st.warning("Not on the plane:\n" + "\n".join(f"- session `{sid}`: {reason}" for sid, reason in
-                                                  zip(left_out["session_id"], left_out["reason"], strict=True)),
-               icon=":material/warning:")
+if not left_out.empty:  # one line per reason: a store of many sessions would list the same reason many times
+    st.warning(f"Not on the plane ({len(left_out)} sessions):\n" + "\n".join(
+        f"- {reason}: {', '.join(f'`{sid}`' for sid in ids)}" for reason, ids in
+        left_out.groupby("reason", sort=False)["session_id"]), icon=":material/warning:")
 st.caption("Each session is a point (click one to open it). Dashed guides: how far right (more accepted drafts) or down "
            "(a cheaper cycle) a drafter must move to reach the break-even line.")
 if not sweep_path.empty:
