@@ -68,6 +68,7 @@ SEEDS: dict[str, Path] = {
     "results_table_text": FIXTURES / "tables" / "constructed-metrics-and-pairs.md",
     "spec_request_json": FIXTURES / "acceptance" / "vllm-responses-per-request-spec-metrics.jsonl",
     "prometheus_text": FIXTURES / "acceptance" / "vllm-metrics-two-snapshots-dp2.prom",
+    "sglang_request_log": FIXTURES / "acceptance" / "sglang-finish-line-spliced-25887-with-33518-spec.log",
     "token_counts": FIXTURES / "drafters" / "token-counts.csv",
     "eagle3_drafter": FIXTURES / "drafters" / "offsets-ok" / "model.safetensors",
     "specforge_training_log": FIXTURES / "training" / "specforge-eagle3-constructed.log",
