@@ -21,7 +21,7 @@ import ast
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,8 +206,10 @@ def _simple_value(token: str) -> Any:
     return float(token) if "." in token or "e" in token or "E" in token else int(token)
 
 
-def _value_end(text: str, start: int, end: int) -> int | None:
-    """Where the value starting at ``start`` ends: the first top-level ``", "``, or ``end``."""
+def outside_quotes(text: str, start: int, end: int) -> Iterator[tuple[int, str, int | None]]:
+    """``(index, character, depth)`` for each character of ``text[start:end]`` outside quoted strings, ``depth`` the
+    bracket depth after it; ``depth`` is None for a closer that does not match its opener, and the scan stops there.
+    A scan that ends inside a quote yields a last ``(end, "", None)``."""
     stack: list[str] = []
     quote: str | None = None
     escaped = False
@@ -220,16 +222,29 @@ def _value_end(text: str, start: int, end: int) -> int | None:
                 escaped = True
             elif char == quote:
                 quote = None
-        elif char in QUOTES:
+            continue
+        if char in QUOTES:
             quote = char
-        elif char in OPENERS:
+            continue
+        if char in OPENERS:
             stack.append(OPENERS[char])
-        elif char in CLOSERS:
-            if not stack or char != stack.pop():
-                return None
-        elif char == "," and not stack and text.startswith(", ", index):
+        elif char in CLOSERS and (not stack or char != stack.pop()):
+            yield index, char, None
+            return
+        yield index, char, len(stack)
+    if quote:
+        yield end, "", None
+
+
+def _value_end(text: str, start: int, end: int) -> int | None:
+    """Where the value starting at ``start`` ends: the first top-level ``", "``, or ``end``."""
+    depth: int | None = 0
+    for index, char, depth in outside_quotes(text, start, end):
+        if depth is None:
+            return None
+        if char == "," and depth == 0 and text.startswith(", ", index):
             return index
-    return None if stack or quote else end
+    return end if depth == 0 else None
 
 
 # --- the JSON path: a dump whose every value is plain ------------------------------------------

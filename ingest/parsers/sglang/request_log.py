@@ -41,8 +41,8 @@ from ingest.model import ParsedSource
 from ingest.parsers.logs.pyrepr import (
     CLOSERS,
     OPENERS,
-    QUOTES,
     ReprError,
+    outside_quotes,
     parse_dict_repr,
 )
 from ingest.parsers.metrics.spec_requests import request_row, spec_objects
@@ -195,27 +195,11 @@ def closing(text: str, start: int) -> int | None:
         if not (text[at].isalnum() or text[at] in "_."):
             return None
         at += 1
-    stack: list[str] = []
-    quote: str | None = None
-    escaped = False
-    for index in range(at, len(text)):
-        char = text[index]
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = None
-        elif char in QUOTES:
-            quote = char
-        elif char in OPENERS:
-            stack.append(OPENERS[char])
-        elif char in CLOSERS:
-            if not stack or stack.pop() != char:
-                return None
-            if not stack:
-                return index + 1
+    for index, char, depth in outside_quotes(text, at, len(text)):
+        if depth is None:
+            return None
+        if depth == 0 and char in CLOSERS:
+            return index + 1
     return None
 
 
