@@ -77,6 +77,15 @@ def test_the_corpus_line_cut_before_out_fails_saying_so(corpus_dir: Path) -> Non
         parse(path)
 
 
+def test_a_note_that_quotes_a_finish_line_is_no_request_log(corpus_dir: Path) -> None:
+    # The corpus's own .source note quotes `Finish: obj=GenerateReqInput(...), out={...}` in prose: a directory
+    # ingest skips it as a note only when no format claims it.
+    note = corpus_dir / "new" / "sglang_meta_info" / "sglang-pr-18332-finish-log-wrapped.source"
+    assert not request_log.sniff(note.read_bytes())
+    assert request_log.sniff(b"[2026-02-05 03:05:46 TP0] Finish: obj=GenerateReqInput(rid='a')")
+    assert request_log.sniff(b"1779264164565\t2026-05-20T08:02:44.565Z\tFinish: obj=GenerateReqInput(rid='a')")
+
+
 def test_the_spliced_fixture_is_the_two_posts_verbatim() -> None:
     assert SPLICED.read_text() == spliced() + "\n"
 

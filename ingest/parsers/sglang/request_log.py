@@ -52,7 +52,9 @@ from ingest.tables import table_from_rows
 
 KIND = "sglang_request_log"
 START = "Finish: obj="
-SNIFF_LINE = re.compile(rb"Finish: obj=(?:GenerateReqInput\(|.*\bout=\{)")
+# A line that begins with the record, after at most a log prefix (time, rank, level, a collector's columns): a note
+# quoting one in prose (`Finish: obj=…`, a .source file) is no record.
+SNIFF_LINE = re.compile(rb"(?m)^[^`'\"\n]{0,100}?Finish: obj=(?:GenerateReqInput\(|.*\bout=\{)")
 LOGGED_AT = re.compile(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d(?:\.\d+)?)")
 OUT = ", out="
 HEADERS = ", headers="  # whitelisted request headers, logged between obj and out in recent builds
