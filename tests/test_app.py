@@ -192,6 +192,22 @@ def test_breakeven_states_what_k2_would_need(demo_db: Path, monkeypatch: pytest.
     assert round(table.loc["from-scratch", "cycle ms (cycle model)"], 1) == 33.3
 
 
+def test_long_variant_names_split_the_speed_table_so_it_fits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "long-names.duckdb"
+    names = {"baseline": "baseline-kimi-k2.5-tp8-no-speculation", "k2-drafter": "k2-drafter-as-is-on-kimi-k2.5-tp8"}
+    for variant, name in names.items():
+        folder = ROOT / "data" / "demo" / "phase-0" / variant
+        ingest_paths([folder / "bench.json", folder / "server.log"], db, phase="phase-0", variant=name)
+    app = run_page("views/compare.py", db, monkeypatch, {"phase": "phase-0", "baseline": names["baseline"]})
+    headline, delta, why = (app.dataframe[i].value for i in range(3))
+    assert list(headline.columns) == ["variant", "runs", "Σtok/Σtime", "mean of runs", "95% CI"]
+    assert list(delta.columns) == ["variant", "Δ tok/s", "Δ %", "Δ 95% CI", "verdict"]
+    assert list(why.columns[:3]) == ["variant", "method", "speedup"]
+    assert delta.set_index("variant").loc[names["k2-drafter"], "verdict"] == "slower"
+    labels = [b.proto.label for b in app.get("download_button")]
+    assert labels.count("CSV") == labels.count("Parquet") == len(app.dataframe)  # each table its downloads
+
+
 def test_breakeven_without_traces_labels_r_an_estimate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "no-traces.duckdb"
     for variant in ("baseline", "from-scratch", "k2-drafter"):

@@ -110,6 +110,14 @@ def comparison_export(comparison: pd.DataFrame, not_like_for_like: Iterable[str]
 WHY_EXPORT = ["variant", "method", "speedup", "tokens_per_step", "accepted_drafts_per_step", "cycle_ms_est", "short_runs", "like_for_like"]
 
 
+DELTA_EXPORT = ["variant", "delta", "delta_pct", "delta_low", "delta_high", "verdict"]
+
+
+def speed_halves(speed: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The speed export split as a page too narrow for it shows it: (headline and spread, Δ vs baseline)."""
+    return speed[[c for c in speed.columns if c not in DELTA_EXPORT or c == "variant"]], speed[DELTA_EXPORT]
+
+
 def comparison_exports(comparison: pd.DataFrame, not_like_for_like: Iterable[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``comparison_export`` split as ``ui.comparison_tables`` splits the table: (speed, why); both keep the variant."""
     whole = comparison_export(comparison, not_like_for_like)
