@@ -98,7 +98,8 @@ def test_compare_names_the_corpus_variants_with_their_sources(corpus_store: Path
     assert len(app.metric) >= 2
     shown = page_text(app)
     assert "bench_serving at max concurrency 16" in shown
-    sources = app.dataframe[2].value
+    # found by its columns: long "unlabelled: …" names split the comparison into three tables before it
+    sources = next(table.value for table in app.dataframe if "throughput from" in table.value.columns)
     assert {"throughput from", "n", "of", "tok/s"} <= set(sources.columns)
     assert "server log: gen throughput at 1 running request" in set(sources["throughput from"])
     # Unlabelled files are one group per folder, and the page says so and where every name came from.
