@@ -197,26 +197,30 @@ def test_every_example_line_is_taken_from_a_fixture_of_its_format() -> None:
 # --- the shared corpus ----------------------------------------------------------------------------
 
 
-# Corpus files that hold nothing any format reads (yet), with why: each fails alone, by name, and
-# is the only reason the corpus ingest exits 1. Add an entry only with its reason; none today.
-UNREAD_CORPUS_FILES: dict[str, str] = {}
+# Corpus files that hold nothing to store, with why: each fails alone, by name, and is the only reason the corpus
+# ingest exits 1. Add an entry only with its reason.
+UNREAD_CORPUS_FILES: dict[str, str] = {
+    "sglang-pr-18332-finish-log-wrapped.log": "the poster's excerpt stops inside GenerateReqInput, before "
+                                              "out={'meta_info': …}: a Finish: line with no request statistics",
+}
 
 
 @pytest.mark.corpus
 def test_the_corpus_folders_ingest_with_every_data_file_loaded(corpus_dir: Path, isolated_store: Path) -> None:
-    folders = [corpus_dir / "logs", corpus_dir / "bench"]
+    folders = [corpus_dir / "logs", corpus_dir / "bench", corpus_dir / "new"]  # traces: test_every_file's store
     result = specdash("ingest", *map(str, folders), db=isolated_store)
-    files = [path for folder in folders for path in sorted(folder.iterdir())]
+    files = sorted(path for folder in folders for path in folder.rglob("*") if path.is_file())
+    notes = [path for path in files if path.suffix == ".source" or path.name.startswith("README")]
     unread = {path.name for path in files if path.name in UNREAD_CORPUS_FILES}
     failed = {Path(line.split()[1].rstrip(":")).name for line in result.stderr.splitlines() if line.startswith("FAILED")}
-    assert failed == unread, result.stderr
+    assert failed == unread, result.stderr  # a note that a format claims (a .source quoting a log line) fails too
     assert result.returncode == (1 if unread else 0), result.stderr
-    data = {str(path.resolve()) for path in files if path.suffix in (".log", ".txt") and path.name not in unread}
+    data = {str(path.resolve()) for path in files if path not in notes and path.name not in unread}
     assert data <= set(stored(isolated_store)), sorted(data - set(stored(isolated_store)))
-    notes = sum(1 for path in files if path.suffix == ".source")
+    sources = sum(1 for path in notes if path.suffix == ".source")
     skipped = [line for line in result.stdout.splitlines() if line.startswith("skipped")]
-    assert skipped == [f"skipped {notes} files that are not experiment data: {notes} *.source notes "
-                       "(--strict makes them failures)"]
+    assert len(skipped) == 1 and skipped[0].startswith(
+        f"skipped {len(notes)} files that are not experiment data: {sources} *.source notes"), skipped
 
 
 def test_the_ingest_page_lists_the_formats_for_uploads_that_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
