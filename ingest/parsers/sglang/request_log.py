@@ -163,27 +163,28 @@ OPEN, ENDED, CLOSED = "open", "ended", "closed"
 def record_state(body: str) -> str:
     """``closed`` once ``obj=…`` (``, headers={…}``) ``, out={…}`` have all closed; ``ended`` when ``obj=``
     closed with nothing after it (a multimodal request logs no ``out``, or the wrap fell there); else ``open``."""
-    spans = out_span(body)
-    if spans is not None:
-        return CLOSED
-    at = closing(body, len("obj="))
+    at = after_request(body)
     if at is None:
         return OPEN
-    if body[at:].startswith(HEADERS):
-        at = closing(body, at + len(HEADERS))
-        if at is None:
-            return OPEN
+    if body.startswith(OUT, at):
+        return OPEN if closing(body, at + len(OUT)) is None else CLOSED
     rest = body[at:].rstrip()
     if not rest:
         return ENDED
-    return OPEN if OUT.startswith(rest) or rest.startswith(OUT) else CLOSED
+    return OPEN if OUT.startswith(rest) else CLOSED
+
+
+def after_request(body: str) -> int | None:
+    """Where ``obj=…`` and the ``, headers={…}`` after it (when logged) end; None while either is open."""
+    at = closing(body, len("obj="))
+    if at is not None and body.startswith(HEADERS, at):
+        at = closing(body, at + len(HEADERS))
+    return at
 
 
 def out_span(body: str) -> tuple[int, int] | None:
     """Where the ``out={…}`` dict of a record lies, when it is there and closed."""
-    at = closing(body, len("obj="))
-    if at is not None and body.startswith(HEADERS, at):
-        at = closing(body, at + len(HEADERS))
+    at = after_request(body)
     if at is None or not body.startswith(OUT, at):
         return None
     end = closing(body, at + len(OUT))
