@@ -34,8 +34,9 @@ if untraced:
             compare.compare_variants(untraced_summary, queries.accept_length(selection.phases, untraced), None),
             queries.configs_by_variant(selection.phases, untraced))
         estimates = comparison[["variant", "cycle_ms_est"]].rename(columns={"cycle_ms_est": "cycle_ms"}).dropna()
+        estimated = set(estimates["variant"])
         unestimated = {row["variant"]: compare.no_cycle_reason(row) for _, row in comparison.iterrows()
-                       if row["variant"] not in set(estimates["variant"])}
+                       if row["variant"] not in estimated}
 PROFILE_HINT = ("Profile a few decode steps (`POST /start_profile` on the SGLang server), then "
                 "`specdash ingest TRACE_DIR --phase P --variant V`.")
 if composition.empty and estimates.empty and whole_traces.empty:
