@@ -217,6 +217,7 @@ def test_the_app_shows_no_lock_error_while_ingests_run(demo_db: Path, tmp_path: 
         page.get_by_role("button", name="Refresh data").click()
         settle(page)
         page.locator('[data-testid="stMultiSelect"]').filter(has_text="Variants").locator("input").click()
+        page.locator('[role="option"]').first.wait_for()  # the list opens a moment after the click
         offered = page.locator('[role="option"]').all_inner_texts()
         page.keyboard.press("Escape")
         page.goto(f"{base}/")
