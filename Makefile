@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 DB     ?= build/demo.duckdb
 PORT   ?= 8501
 
-.PHONY: run test check demo bench browser clean
+.PHONY: run test check demo bench browser postgres clean
 
 # pip is quiet and takes about a minute the first time, so each step says what it is doing first.
 $(VENV)/.installed: pyproject.toml
@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	fi
 	@echo "installing specdash (first time: about a minute)…"
 	@$(PY) -m pip install --quiet --upgrade pip
-	@$(PY) -m pip install --quiet -e '.[test]'
+	@$(PY) -m pip install --quiet -e '.[test,team]'
 	@touch $@
 
 demo: $(VENV)/.installed
@@ -29,7 +29,10 @@ run: demo
 	@$(VENV)/bin/specdash serve --db $(DB) --port $(PORT)
 
 browser:
-	@bash .ci/ensure-chromium
+	@bash .ci/ensure-debian-package chromium /usr/bin/chromium "The browser tests"
+
+postgres:
+	@bash .ci/ensure-debian-package postgresql '/usr/lib/postgresql/*/bin/pg_ctl' "The team-store tests"
 
 # Lint and import order (ruff), types (mypy over ingest/ and dashboard/), then every test.
 check: $(VENV)/.installed
@@ -40,7 +43,7 @@ check: $(VENV)/.installed
 # browser), on one worker more than there are cores: the files that drive Chromium wait on it part of the
 # time (measured on 2 cores: 1.87 instead of 1.74 cores busy). The 25 slowest tests are listed at the end.
 WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
-test: check browser
+test: check browser postgres
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile --durations=25
 
 bench: $(VENV)/.installed browser

@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from ingest.cli import add_store_arguments
 from ingest.errors import NoStore
 from ingest.storage import store
 
@@ -28,7 +29,7 @@ def add_check_command(sub: argparse._SubParsersAction, db_help: str) -> None:
                     "newest in its phase, by the Compare page's figures (Σtok/Σtime, Welch 95% CI). Exit 1 on a regression against "
                     "the previous session, 2 when there is nothing to check.",
     )
-    check.add_argument("--db", help=db_help)
+    add_store_arguments(check, db_help)
     check.add_argument("--baseline", metavar="VARIANT", help="variant to compare against (default: the one served without speculation)")
     check.add_argument("--phase", help="check only this phase's sessions (default: every phase)")
     check.add_argument("--max-drop", type=float, metavar="PCT",
@@ -48,7 +49,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Print the Markdown summary; write it to --markdown; 1 on a regression, 2 when there is nothing to check."""
     from dashboard.analysis import regressions
 
-    db = store.resolve_db_path(args.db)
+    db = store.resolve_db_path(args.db, args.data_path)
     options = regressions.CheckOptions(
         baseline=args.baseline, phase=args.phase,
         max_drop_pct=regressions.DEFAULT_MAX_DROP_PCT if args.max_drop is None else args.max_drop,

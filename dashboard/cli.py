@@ -17,14 +17,16 @@ from typing import NoReturn
 from dashboard.check_cli import add_check_command
 from dashboard.runner.command import add_bench_command
 from ingest import cli as store_cli
+from ingest.cli import add_store_arguments
 from ingest.errors import DecisionError, NoStore, SpecdashError, StoreError
 from ingest.storage import store
+from ingest.storage.location import LakeStore, StoreRef
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from dashboard.demo import build_demo_store
 
-    db = store.resolve_db_path(args.db)
+    db = store.resolve_db_path(args.db, args.data_path)
     reports = build_demo_store(db)
     for report in reports:
         print(report.summary())
@@ -39,7 +41,7 @@ def cmd_drafters(args: argparse.Namespace) -> int:
 
     from dashboard.analysis import drafters
 
-    found = drafters.compare_given(store.resolve_db_path(args.db), args.a, args.b)
+    found = drafters.compare_given(store.resolve_db_path(args.db, args.data_path), args.a, args.b)
     if args.json:
         print(json.dumps(found.record(), sort_keys=True))
         return 0
@@ -59,7 +61,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
         ledger,  # evidence is computed by the dashboard's readers (no Streamlit)
     )
 
-    db = store.resolve_db_path(args.db)
+    db = store.resolve_db_path(args.db, args.data_path)
     if not db.exists():
         raise NoStore(db, "no store yet", hint="run `specdash ingest FILES` or `specdash demo` first")
     if args.list:
@@ -91,7 +93,7 @@ class ServeError(SpecdashError):
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    db = store.resolve_db_path(args.db).resolve()
+    db = store.resolve_db_path(args.db, args.data_path).resolve()
     # Both checks come before any output: a server that announces itself and then dies leaves the
     # user at a dead URL, and a store that is not a store shows the same error on every page.
     check_store_file(db)
@@ -105,6 +107,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # glibc gives each thread its own malloc arena; Streamlit's threads would keep ~8 of them
     # with freed pages, so the server's memory only ever grew. Two arenas are plenty here.
     env = {"MALLOC_ARENA_MAX": "2", **os.environ, "SPECDASH_DB": str(db)}
+    if isinstance(db, LakeStore):
+        env["SPECDASH_DATA_PATH"] = db.data_path
+    env.pop("SPECDASH_STORE", None)  # it would win over SPECDASH_DB, which now names the store resolved here
     # `streamlit run dashboard/app.py` puts only dashboard/ on the path: the checkout it serves goes first.
     checkout = str(app.parents[1])
     env["PYTHONPATH"] = os.pathsep.join(part for part in (checkout, os.environ.get("PYTHONPATH")) if part)
@@ -140,10 +145,10 @@ DUCKDB_MAGIC_OFFSET = 8
 STORE_HINT = "pass --db with a store (`specdash ingest FILES --db STORE.duckdb` loads data files into one)"
 
 
-def check_store_file(db: Path) -> None:
+def check_store_file(db: StoreRef) -> None:
     """Refuse a ``db`` that exists but is not a DuckDB store; a missing one is fine (the app says
     "no store yet" and its Ingest page creates it)."""
-    if not db.exists():
+    if isinstance(db, LakeStore) or not db.exists():  # a lake's catalog is checked when a page opens it
         return
     if db.is_dir():
         raise StoreError(db, "is a directory, not a DuckDB store", hint=STORE_HINT)
@@ -314,14 +319,14 @@ def build_parser() -> argparse.ArgumentParser:
     db_help = store_cli.DB_HELP
 
     serve = sub.add_parser("serve", help="start the dashboard")
-    serve.add_argument("--db", help=db_help)
+    add_store_arguments(serve, db_help)
     serve.add_argument("--port", type=int, default=8501)
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
     serve.add_argument("--max-upload-mb", type=int, default=200, help="upload size limit of the browser ingest")
     serve.set_defaults(func=cmd_serve)
 
     decide = sub.add_parser("decide", help="record a decision with its evidence frozen; prints its Markdown summary")
-    decide.add_argument("--db", help=db_help)
+    add_store_arguments(decide, db_help)
     decide.add_argument("--title", help="what was decided, e.g. 'K2 drafter as-is'")
     decide.add_argument("--verdict", choices=["accepted", "rejected", "inconclusive"])
     decide.add_argument("--phase", help="the phase it decides; without --session, its sessions are the evidence")
@@ -349,11 +354,11 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("b", help="the drafter (or reference mapping) to compare it against, given the same ways")
     compare.add_argument("--json", action="store_true", help="print one JSON object (draft_vocab_size, positions_differ, "
                          "positions_agree, shared_target_tokens, jaccard, ...)")
-    compare.add_argument("--db", help=db_help + " (for drafters given by name)")
+    add_store_arguments(compare, db_help + " (for drafters given by name)")
     compare.set_defaults(func=cmd_drafters)
 
     demo = sub.add_parser("demo", help="build the demo store from the files in data/")
-    demo.add_argument("--db", help=db_help)
+    add_store_arguments(demo, db_help)
     demo.set_defaults(func=cmd_demo)
 
     return parser

@@ -16,13 +16,14 @@ from pathlib import Path
 
 from ingest.pipeline import FileReport, ingest_paths
 from ingest.storage import store
+from ingest.storage.location import StoreRef
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 DEMO_DIR = DATA_DIR / "demo"
 DECISIONS_FILE = DATA_DIR / "demo_decisions.toml"  # each phase's decision: title, verdict, date, note
 
 
-def build_demo_store(db_path: Path, demo_dir: Path = DEMO_DIR) -> list[FileReport]:
+def build_demo_store(db_path: StoreRef, demo_dir: Path = DEMO_DIR) -> list[FileReport]:
     """Ingest each ``<phase>/<variant>`` folder with those labels and mark the store as demo data."""
     if not demo_dir.is_dir():
         raise FileNotFoundError(f"demo data not found at {demo_dir}: run `python data/make_demo.py`")
@@ -56,7 +57,7 @@ def demo_decisions(path: Path = DECISIONS_FILE) -> tuple[PhaseDecision, ...]:
     return tuple(PhaseDecision(**entry) for entry in entries)
 
 
-def record_demo_decisions(db_path: Path, phases: set[str]) -> list[str]:
+def record_demo_decisions(db_path: StoreRef, phases: set[str]) -> list[str]:
     """Each demo phase's decision, in phase order; returns the ids of those recorded now.
 
     A decision the store already holds (same phase and title: an earlier ``specdash demo``) is not recorded
@@ -77,7 +78,7 @@ def record_demo_decisions(db_path: Path, phases: set[str]) -> list[str]:
     return recorded
 
 
-def record_phase_decision(db_path: Path, decision: PhaseDecision) -> str | None:
+def record_phase_decision(db_path: StoreRef, decision: PhaseDecision) -> str | None:
     """Record ``decision`` with evidence frozen from its phase's sessions, as ``specdash decide --phase`` would.
 
     A phase with no sessions (a dashboard that only makes sessions of benchmark JSON, and a phase of

@@ -26,6 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ingest.storage.location import LakeStore, StoreRef
+
 ALLOWED_TYPES = ("json", "jsonl", "log", "txt", "out", "gz")
 # The child runs from the project's folder, so ``python -m ingest`` finds the package even when it
 # is not installed (``streamlit run dashboard/app.py`` from a checkout, which app.py allows for).
@@ -45,7 +47,7 @@ class UploadReport:
         return self.status == "failed"
 
 
-def upload_root(db_path: Path) -> Path:
+def upload_root(db_path: StoreRef) -> Path:
     return db_path.parent / f"{db_path.name}.uploads"
 
 
@@ -56,7 +58,7 @@ def safe_name(name: str) -> str:
     return cleaned or "upload"
 
 
-def write_batch(files: list[tuple[str, BinaryIO]], db_path: Path) -> list[tuple[str, Path]]:
+def write_batch(files: list[tuple[str, BinaryIO]], db_path: StoreRef) -> list[tuple[str, Path]]:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     batch = upload_root(db_path) / f"{stamp}-{uuid.uuid4().hex[:6]}"
     batch.mkdir(parents=True)
@@ -73,7 +75,7 @@ def write_batch(files: list[tuple[str, BinaryIO]], db_path: Path) -> list[tuple[
 
 def ingest_uploads(
     files: list[tuple[str, BinaryIO]],
-    db_path: Path,
+    db_path: StoreRef,
     *,
     phase: str | None = None,
     variant: str | None = None,
@@ -110,11 +112,12 @@ def ingest_uploads(
 
 
 def ingest_records(
-    paths: list[Path], db_path: Path, *, phase: str | None = None, variant: str | None = None
+    paths: list[Path], db_path: StoreRef, *, phase: str | None = None, variant: str | None = None
 ) -> Iterator[dict[str, Any]]:
     """``specdash ingest --json`` on ``paths`` in a child process: each file's report as it finishes.
     Files the child did not report on (it was killed, or crashed) are left for the caller to name."""
     command = [sys.executable, "-m", "ingest", "ingest", *map(str, paths), f"--db={db_path.resolve()}", "--json"]
+    command += [f"--data-path={db_path.data_path}"] if isinstance(db_path, LakeStore) else []
     command += [f"--phase={phase}"] if phase else []
     command += [f"--variant={variant}"] if variant else []
     with tempfile.TemporaryFile(mode="w+") as errors:  # read after the child ends: a pipe could fill and stall it

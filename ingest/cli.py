@@ -11,7 +11,8 @@ import importlib.abc
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -23,6 +24,7 @@ from ingest.progress import ProgressBar
 from ingest.reader import read_head
 from ingest.registry import detect, folder_format, registered_formats
 from ingest.storage import export, imports, labels, store
+from ingest.storage.location import StoreRef
 from ingest.storage.sweep_status import sweep_lines
 
 SHOWN_CANDIDATES = 3  # closest formats `specdash formats --explain` lists for a file none reads
@@ -30,9 +32,14 @@ SHOWN_CANDIDATES = 3  # closest formats `specdash formats --explain` lists for a
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     use_returning_allocator()
-    if args.own_process:
-        keep_pandas_unloaded()
-    db = store.resolve_db_path(args.db)
+    if not args.own_process:
+        return ingest_files(args)
+    with pandas_hidden():
+        return ingest_files(args)
+
+
+def ingest_files(args: argparse.Namespace) -> int:
+    db = store.resolve_db_path(args.db, args.data_path)
     extra = {"trace_rules": str(args.trace_rules)} if args.trace_rules else {}
     options = ParseOptions(year=args.year, engine=args.engine, extra=extra)
 
@@ -86,7 +93,7 @@ def in_this_call(wanted: str, paths: list[str]) -> bool:
     return any(wanted in (str(path), str(path.resolve()), path.name, path.name.split(".")[0]) for path in expand_paths(paths))
 
 
-def link_to_problem(db: Path, wanted: str, paths: list[str]) -> str | None:
+def link_to_problem(db: StoreRef, wanted: str, paths: list[str]) -> str | None:
     """Why a --link-to value names no single server lifetime (None when it does, or names a file of this call)."""
     if store.link_target_count(db, wanted) == 1 or (paths and in_this_call(wanted, paths)):
         return None
@@ -140,7 +147,7 @@ def explanation_lines(path: Path) -> list[str]:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    info = store.status(store.resolve_db_path(args.db))
+    info = store.status(store.resolve_db_path(args.db, args.data_path))
     if args.json:
         print(json.dumps(info, indent=2, default=str))
         return 0
@@ -160,7 +167,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    db_path = store.resolve_db_path(args.db)
+    db_path = store.resolve_db_path(args.db, args.data_path)
     folder = Path(args.parquet)
     manifest = export.export_parquet(db_path, folder)
     for table in manifest["tables"].values():
@@ -170,7 +177,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    db_path = store.resolve_db_path(args.db)
+    db_path = store.resolve_db_path(args.db, args.data_path)
     result = imports.import_store(db_path, Path(args.other))
     print(f"imported {result.sources} files ({result.rows:,} rows) and {result.decisions} decisions from {args.other} "
           f"into {db_path}; {result.already_here} of its files were here already")
@@ -193,7 +200,7 @@ def session_lines(sessions: list[dict[str, object]]) -> list[str]:
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    db = store.resolve_db_path(args.db)
+    db = store.resolve_db_path(args.db, args.data_path)
     if args.history:
         changes = labels.history(db)
         if args.json:
@@ -215,7 +222,16 @@ def cmd_label(args: argparse.Namespace) -> int:
     return 0
 
 
-DB_HELP = f"store file (default: $SPECDASH_DB, else ./{store.DEFAULT_DB})"
+DB_HELP = (f"the store: a DuckDB file, ducklake:sqlite:FILE or ducklake:postgres:CONNINFO (default: $SPECDASH_STORE, "
+           f"else $SPECDASH_DB, else ./{store.DEFAULT_DB})")
+DATA_PATH_HELP = ("where a DuckLake store keeps its Parquet files, a folder or an s3:// URL (default: $SPECDASH_DATA_PATH; "
+                  "a SQLite catalog: FILE.files beside it)")
+
+
+def add_store_arguments(parser: argparse.ArgumentParser, db_help: str = DB_HELP) -> None:
+    """``--db`` (alias ``--store``) and ``--data-path``, the same on every command that opens the store."""
+    parser.add_argument("--db", "--store", dest="db", help=db_help)
+    parser.add_argument("--data-path", help=DATA_PATH_HELP)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -230,7 +246,7 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
 
     ingest = sub.add_parser("ingest", help="load benchmark JSON/JSONL, server logs and profiler traces")
     ingest.add_argument("paths", nargs="+", help="files or directories (recursive); .gz accepted")
-    ingest.add_argument("--db", help=db_help)
+    add_store_arguments(ingest, db_help)
     ingest.add_argument("--phase", help="phase label for these files, e.g. phase-0")
     ingest.add_argument("--variant", help="variant label (overrides what the files say)")
     ingest.add_argument("--engine", choices=["sglang", "vllm", "llama.cpp"], help="what produced the logs (checked against content)")
@@ -269,7 +285,7 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
     formats.set_defaults(func=cmd_formats)
 
     status = sub.add_parser("status", help="what the store holds")
-    status.add_argument("--db", help=db_help)
+    add_store_arguments(status, db_help)
     status.add_argument("--json", action="store_true")
     status.add_argument("--sessions", action="store_true",
                         help="list every session with its id, phase, variant (and where its name came from) and file")
@@ -280,7 +296,7 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
         description="One Parquet file per table, read from one consistent view of the store, and a manifest.json "
         "naming each file's rows and columns. Views are not exported: docs/current-schema.sql defines them.",
     )
-    export_.add_argument("--db", help=db_help)
+    add_store_arguments(export_, db_help)
     export_.add_argument("--parquet", required=True, metavar="DIR", help="the folder to write into (created if missing)")
     export_.set_defaults(func=cmd_export)
 
@@ -291,7 +307,7 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
         "transaction: a failure leaves this store as it was.",
     )
     import_.add_argument("other", metavar="OTHER", help="the store to read from (a .duckdb file)")
-    import_.add_argument("--db", help=db_help)
+    add_store_arguments(import_, db_help)
     import_.set_defaults(func=cmd_import)
 
     label = sub.add_parser(
@@ -300,7 +316,7 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
         "`specdash label --variant 'unlabelled: runs' --to eagle3-ft` (rename; merges into an existing name), "
         "`specdash label --source k2.server.log --phase phase-1`, `specdash label --variant old --delete`.",
     )
-    label.add_argument("--db", help=db_help)
+    add_store_arguments(label, db_help)
     label.add_argument("--source", action="append", metavar="FILE",
                        help="a file: its source id, path or file name (repeatable)")
     label.add_argument("--variant", metavar="NAME", help="the files whose evidence shows this variant")
@@ -316,25 +332,25 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
 class _PandasHidden(importlib.abc.MetaPathFinder):
     def find_spec(self, name: str, path: object, target: object = None) -> None:
         if name.partition(".")[0] == "pandas":
-            raise ImportError("pandas is not loaded for pyarrow's first probe (see keep_pandas_unloaded)")
+            raise ImportError("pandas is not loaded while specdash ingests (see pandas_hidden)")
 
 
-def keep_pandas_unloaded() -> None:
-    """Let pyarrow's first array conversion find no pandas, so that ingesting does not load it.
+@contextmanager
+def pandas_hidden() -> Iterator[None]:
+    """While the block runs, pandas cannot be imported, so that ingesting does not load it.
 
     pyarrow imports pandas on its first conversion of any array, only to ask whether the input is
     a pandas object (apache/arrow#34994): 0.1 s with the GIL held and 30 MB, a seventh of the
-    ingest of a small log (measured: 0.82 → 0.70 s; 1 GB log: 4.24 → 4.10 s). pyarrow keeps that
-    first answer: for the rest of the process it takes no input for a pandas object (``to_pandas``
-    still works: it imports pandas then). So this is done only in a process of its own, the
-    ``specdash`` program, where nothing hands pyarrow pandas objects. A no-op once pandas is loaded.
+    ingest of a small log (measured: 0.82 → 0.70 s; 1 GB log: 4.24 → 4.10 s). DuckDB 1.5 imports it
+    to bind any query parameter, for the same question. Both go on without it. pyarrow keeps its first
+    answer for the rest of the process (``to_pandas`` still works after the block: it imports pandas
+    then). So this is done only in a process of its own, the ``specdash`` program, where nothing in
+    the ingest uses pandas. A no-op once pandas is loaded.
     """
-    import pyarrow as pa
-
     hidden = _PandasHidden()
     sys.meta_path.insert(0, hidden)
     try:
-        pa.array([0])
+        yield
     finally:
         sys.meta_path.remove(hidden)
 

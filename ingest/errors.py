@@ -21,7 +21,7 @@ class SpecdashError(Exception):
 
     def __init__(
         self,
-        path: str | Path | None,
+        path: str | Path | object | None,  # a file, or a store (ingest.storage.location.StoreRef)
         message: str,
         *,
         line: int | None = None,

@@ -30,6 +30,7 @@ from ingest.progress import rate_note
 from ingest.reader import NotExperimentData
 from ingest.registry import detect, folder_format
 from ingest.storage import store
+from ingest.storage.location import StoreRef
 
 ProgressFactory = Callable[[Path], Callable[[int, int], None]]
 
@@ -105,7 +106,7 @@ def _walk(root: Path) -> list[Path]:
 
 def ingest_file(
     path: Path,
-    db_path: Path,
+    db_path: StoreRef,
     *,
     phase: str | None = None,
     variant: str | None = None,
@@ -186,7 +187,7 @@ class _AlreadyIngested(Exception):
         self.sha256 = sha256
 
 
-def _stored_hashes(db_path: Path) -> set[str] | None:
+def _stored_hashes(db_path: StoreRef) -> set[str] | None:
     """The stored files' hashes, or None when the store cannot be read now: each file then reports why."""
     try:
         return store.stored_hashes(db_path)
@@ -194,12 +195,12 @@ def _stored_hashes(db_path: Path) -> set[str] | None:
         return None
 
 
-def _is_stored(db_path: Path, sha256: str, stored: set[str] | None) -> bool:
+def _is_stored(db_path: StoreRef, sha256: str, stored: set[str] | None) -> bool:
     return store.is_ingested(db_path, sha256) if stored is None else sha256 in stored
 
 
 def _unless_stored(
-    batches: Iterator[tuple[str, pa.Table]], sha256: Future[str], db_path: Path, stored: set[str] | None
+    batches: Iterator[tuple[str, pa.Table]], sha256: Future[str], db_path: StoreRef, stored: set[str] | None
 ) -> Iterator[tuple[str, pa.Table]]:
     """The batches, stopped as soon as the file's hash (computed meanwhile) shows it is already stored."""
     checked = False
@@ -215,7 +216,7 @@ def _unless_stored(
 
 def ingest_paths(
     paths: Iterable[str | Path],
-    db_path: Path,
+    db_path: StoreRef,
     *,
     phase: str | None = None,
     variant: str | None = None,

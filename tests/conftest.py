@@ -19,6 +19,7 @@ from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import local_script_runner
 
 from ingest.storage import store
+from ingest.storage.location import StoreRef
 
 # The browser fixtures (tests/browser.py), for every test module that takes them; a module may define its own.
 from tests.browser import browser, kept_tabs, page  # noqa: F401
@@ -61,8 +62,8 @@ def new_stores_from_a_template(tmp_path_factory: pytest.TempPathFactory) -> Iter
         pass
     open_writer = store._open_writer
 
-    def open_from_template(db_path: Path) -> object:
-        if not db_path.exists():
+    def open_from_template(db_path: StoreRef) -> object:
+        if isinstance(db_path, Path) and not db_path.exists():  # a lake (tests/test_team_store.py) migrates itself
             db_path.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(template, db_path)
         return open_writer(db_path)

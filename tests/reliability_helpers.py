@@ -250,8 +250,11 @@ IDENTIFIER_SOURCES = {"data_tables", "table_columns", "relations", "base_tables"
 IDENTIFIER_MAPPINGS = {"SCHEMAS"}
 # SQL text shipped inside the package (the migration files, the views).
 SHIPPED_SQL_SOURCES = {"migration_files", "views_sql"}
-# Values whose text cannot carry SQL syntax.
-HARMLESS_CALLS = {"int", "float", "len"}
+# Values whose text cannot carry SQL syntax: numbers, and a string quoted as one SQL literal (ATTACH and LOAD
+# take no bound parameter for a path).
+HARMLESS_CALLS = {"int", "float", "len", "sql_literal"}
+# Rewrites of shipped SQL for another engine (a DuckLake takes no keys or indexes): trusted when their input is.
+SQL_REWRITES = {"lake_ddl"}
 
 
 UNKNOWN: ast.expr = ast.Starred(value=ast.Name(id="<unknown>"))  # a value the checker cannot vouch for
@@ -333,6 +336,8 @@ class SqlAssemblyChecker:
         func = call.func
         if isinstance(func, ast.Name) and func.id in HARMLESS_CALLS | SHIPPED_SQL_SOURCES:
             return True
+        if isinstance(func, ast.Name) and func.id in SQL_REWRITES:
+            return all(self.trusted(argument) for argument in call.args) and not call.keywords
         if isinstance(func, ast.Attribute) and func.attr == "join" and len(call.args) == 1:
             return self.trusted(func.value) and self.trusted_collection(call.args[0])
         if isinstance(func, ast.Attribute) and func.attr == "format":

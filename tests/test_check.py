@@ -249,7 +249,7 @@ def test_accept_length_without_runs_uses_the_session_figures_and_unknown_is_neve
 
 
 def test_adding_the_command_loads_no_pandas_or_ui() -> None:
-    """`specdash ingest` keeps pandas unloaded (ingest.cli.keep_pandas_unloaded): building the parser must not load it."""
+    """`specdash ingest` keeps pandas unloaded (ingest.cli.pandas_hidden): building the parser must not load it."""
     import subprocess
     import sys
 

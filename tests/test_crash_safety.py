@@ -275,7 +275,8 @@ def test_sigkill_during_replace_leaves_old_rows_or_new_rows(inputs: Inputs, tmp_
             outcomes[next(iter(seen))] += 1
         assert kill.problems == [], f"kill {number} ({kill}): {kill.problems}"
         if number % COMPLETE_EVERY == 0 or number == len(kills):
-            assert run_ingest(db, inputs.replaced, "--replace", "--variant", "new").returncode == 0
+            done = run_ingest(db, inputs.replaced, "--replace", "--variant", "new")
+            assert done.returncode == 0, done.stdout + done.stderr
             assert set(map(frozenset, labels_per_source(db).values())) == {frozenset({"new"})}
             assert sources_summary(db) == expected
     report("--replace", kills, **{"sources left with old rows": outcomes["old"], "with new rows": outcomes["new"]})

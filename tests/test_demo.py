@@ -17,6 +17,7 @@ import pytest
 
 from dashboard.analysis import data, evidence
 from dashboard.demo import DECISIONS_FILE, DEMO_DIR, build_demo_store, demo_decisions
+from ingest.storage.location import sql_literal
 from tests.conftest import ROOT
 
 DEMO = ROOT / "data" / "demo"
@@ -247,8 +248,8 @@ def test_building_the_demo_again_changes_no_row(demo_db: Path, tmp_path: Path) -
     reports = build_demo_store(again)
     assert {report.status for report in reports} == {"already ingested"}
     with duckdb.connect() as con:
-        con.execute("ATTACH ? AS build1 (READ_ONLY)", [str(demo_db)])
-        con.execute("ATTACH ? AS build2 (READ_ONLY)", [str(again)])
+        con.execute(f"ATTACH {sql_literal(str(demo_db))} AS build1 (READ_ONLY)")  # DuckDB 1.5 binds no path here
+        con.execute(f"ATTACH {sql_literal(str(again))} AS build2 (READ_ONLY)")
         counts = table_rows(con, "build1")
         assert table_rows(con, "build2") == counts
         assert counts["main.decisions"] > 0 and counts["main.sources"] > 0

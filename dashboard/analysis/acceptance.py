@@ -33,6 +33,7 @@ from dashboard.analysis.definitions import (
     SURVIVAL_OUTSIDE,
     SURVIVAL_RISES,
 )
+from ingest.storage.location import StoreRef
 
 ACCEPTANCE_VIEWS = frozenset({"acceptance_position_rates", "acceptance_request_rows", "acceptance_datasets",
                               "acceptance_metric_windows"})
@@ -42,12 +43,12 @@ SPREAD = (0.10, 0.90)
 
 # --- readers ------------------------------------------------------------------------------------
 
-def _has_views(db_path: str | Path) -> bool:
+def _has_views(db_path: str | StoreRef) -> bool:
     with reader(db_path) as con:
         return ACCEPTANCE_VIEWS <= relations(con)
 
 
-def position_rates(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+def position_rates(db_path: str | StoreRef, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """Every per-position rate with its variant, origin and scope (view ``acceptance_position_rates``)."""
     columns = ["variant", "phase", "source_id", "origin", "scope", "window", "ts", "engine_index", "position", "rate", "drafts"]
     if not _has_views(db_path):
@@ -69,12 +70,12 @@ HISTOGRAM_BIN = 0.1  # tokens/step per bar of the per-request histogram
 ECDF_POINTS = 2000  # the ECDF is drawn through at most this many of each variant's sorted values (exact at each)
 
 
-def _request_params(db_path: str | Path, variant_list: Sequence[str], **params: object) -> dict[str, object] | None:
+def _request_params(db_path: str | StoreRef, variant_list: Sequence[str], **params: object) -> dict[str, object] | None:
     """The bound values of a per-request reader, or None when the store predates the acceptance views."""
     return {"variants": list(variant_list), **params} if _has_views(db_path) else None
 
 
-def request_sources(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+def request_sources(db_path: str | StoreRef, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """The (variant, source) pairs that carry per-request rows."""
     params = _request_params(db_path, variant_list)
     if params is None:
@@ -82,7 +83,7 @@ def request_sources(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd
     return frame(db_path, f"SELECT DISTINCT variant, source_id {REQUESTS_OF} ORDER BY ALL", params)
 
 
-def request_curves(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+def request_curves(db_path: str | StoreRef, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """Per variant, the S(k) curve pooled over its requests' histograms (``position_curves``' columns).
 
     A request's histogram h (steps with i drafts accepted, h[0] first) gives S(k) = Σ_{i≥k} h[i] ÷ Σ h for
@@ -109,7 +110,7 @@ def request_curves(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.
     return _curves(points)
 
 
-def request_distribution(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+def request_distribution(db_path: str | StoreRef, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """Per variant: requests, p10/p50/p90 and mean of the per-request accept length with a 95% CI, and the
     value pooled by verify steps (only where every request names its steps)."""
     columns = ["variant", "requests", "p10", "p50", "p90", "mean", "ci_low", "ci_high", "pooled", "origins"]
@@ -134,7 +135,7 @@ def request_distribution(db_path: str | Path, variant_list: Sequence[str] = ()) 
     return moments[columns]
 
 
-def request_rates(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+def request_rates(db_path: str | StoreRef, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """Per variant, the requests that give an acceptance rate and no accept length (llama.cpp's ``timings`` and
     ``llama-speculative`` count drafted and accepted tokens, not verify steps): how many, and the rate pooled over
     their drafted tokens (Σ accepted ÷ Σ drafted) where every one counts them, else the mean of their rates."""
@@ -156,7 +157,7 @@ def rates_table(rates: pd.DataFrame) -> pd.DataFrame:
                          "request acceptance rate": rates["rate"], "rate from": rates["origins"]})
 
 
-def request_histogram(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+def request_histogram(db_path: str | StoreRef, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """Requests per accept-length bin of ``HISTOGRAM_BIN`` (bins start at its multiples), per variant."""
     params = _request_params(db_path, variant_list, size=HISTOGRAM_BIN)
     if params is None:
@@ -170,7 +171,7 @@ def request_histogram(db_path: str | Path, variant_list: Sequence[str] = ()) -> 
                          "requests": bins["requests"]})
 
 
-def request_ecdf(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+def request_ecdf(db_path: str | StoreRef, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """Per variant, points of the ECDF of per-request accept length: every value when there are at most
     ``ECDF_POINTS``, else the first of each of ``ECDF_POINTS``−1 equal rank intervals and the last."""
     params = _request_params(db_path, variant_list, points=ECDF_POINTS)
@@ -187,7 +188,7 @@ def request_ecdf(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.Da
         ORDER BY variant, i""", params)
 
 
-def worst_requests(db_path: str | Path, variant_list: Sequence[str] = (), count: int = 10) -> pd.DataFrame:
+def worst_requests(db_path: str | StoreRef, variant_list: Sequence[str] = (), count: int = 10) -> pd.DataFrame:
     """The lowest-acceptance requests, with what identifies them (ties: in file order)."""
     columns = ["variant", "accept_length", "request_id", "dataset", "input_tokens", "output_tokens", "spec_steps",
                "path", "line_no"]
@@ -200,14 +201,14 @@ def worst_requests(db_path: str | Path, variant_list: Sequence[str] = (), count:
         ORDER BY accept_length, variant, source_id, record_index, request_index LIMIT $count""", params)
 
 
-def dataset_rows(db_path: str | Path) -> pd.DataFrame:
+def dataset_rows(db_path: str | StoreRef) -> pd.DataFrame:
     """Accept length per (dataset, variant, source) from benchmark records and per-request rows; those below 1 left
     out (``out_of_domain`` says which)."""
     rows = all_dataset_rows(db_path)
     return rows[~below_one(rows["accept_length"])].reset_index(drop=True)
 
 
-def all_dataset_rows(db_path: str | Path) -> pd.DataFrame:
+def all_dataset_rows(db_path: str | StoreRef) -> pd.DataFrame:
     """``dataset_rows`` before the domain check."""
     columns = ["variant", "phase", "dataset", "source_id", "origin", "scope", "accept_length", "output_throughput",
                "requests", "records"]
@@ -240,14 +241,14 @@ SWEEP_DATASETS = """
 """
 
 
-def metric_windows(db_path: str | Path) -> pd.DataFrame:
+def metric_windows(db_path: str | StoreRef) -> pd.DataFrame:
     """Accept length per Prometheus window: counter deltas, counters since start, exported gauges; a window whose
     accept length is below 1 or whose rate is outside 0–1 left out (``out_of_domain`` says which)."""
     windows = all_metric_windows(db_path)
     return windows[~window_outside(windows)].reset_index(drop=True)
 
 
-def all_metric_windows(db_path: str | Path) -> pd.DataFrame:
+def all_metric_windows(db_path: str | StoreRef) -> pd.DataFrame:
     """``metric_windows`` before the domain check."""
     columns = ["variant", "phase", "source_id", "scope", "window", "reset", "engines", "drafts", "draft_tokens",
                "accepted", "accept_length", "accept_rate"]
@@ -262,7 +263,7 @@ METRIC_WINDOWS = """
 """
 
 
-def source_paths(db_path: str | Path, source_ids: Sequence[str]) -> dict[str, str]:
+def source_paths(db_path: str | StoreRef, source_ids: Sequence[str]) -> dict[str, str]:
     """File path per source id (for "where this number comes from")."""
     if not source_ids:
         return {}
@@ -270,7 +271,7 @@ def source_paths(db_path: str | Path, source_ids: Sequence[str]) -> dict[str, st
     return dict(zip(rows["source_id"], rows["path"], strict=True))
 
 
-def record_lines(db_path: str | Path, source_ids: Sequence[str]) -> dict[str, str]:
+def record_lines(db_path: str | StoreRef, source_ids: Sequence[str]) -> dict[str, str]:
     """'<source id> · record <i>' → 'line <n>': where a bench record's per-position rates were read (its line)."""
     if not source_ids:
         return {}
@@ -280,7 +281,7 @@ def record_lines(db_path: str | Path, source_ids: Sequence[str]) -> dict[str, st
             for s, i, n in zip(rows["source_id"], rows["record_index"], rows["line_no"], strict=True)}
 
 
-def trace_cycle_parts(db_path: str | Path) -> pd.DataFrame:
+def trace_cycle_parts(db_path: str | StoreRef) -> pd.DataFrame:
     """Median draft, verify and draft-extend time per speculative cycle and per baseline step, per variant (traces)."""
     columns = ["variant", "cycle_kind", "draft_ms", "verify_ms", "draft_extend_ms", "cycle_ms", "cycles"]
     with reader(db_path) as con:
@@ -521,7 +522,7 @@ REQUESTS_BELOW = f"""
     ORDER BY variant, path, line_no"""
 
 
-def out_of_domain(db_path: str | Path, variant_list: Sequence[str] = ()) -> list[str]:
+def out_of_domain(db_path: str | StoreRef, variant_list: Sequence[str] = ()) -> list[str]:
     """What the page's per-request, per-dataset and /metrics figures leave out because it is outside its domain
     (accept length below 1, a rate outside 0–1): one sentence per variant and kind, naming files and lines."""
     if not _has_views(db_path):
@@ -809,7 +810,7 @@ SIMULATED_VS_SERVED = (
     "training log with `--variant` set to the name its drafter is served as (or `specdash label` it).")
 
 
-def training_steps(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.DataFrame:
+def training_steps(db_path: str | StoreRef, variant_list: Sequence[str] = ()) -> pd.DataFrame:
     """Every row of the training logs (table ``training_steps``) with its variant (its label, else its folder's) and
     file, in file order; out-of-domain rows included (``training_in_domain`` splits them off)."""
     with reader(db_path) as con:
@@ -824,7 +825,7 @@ def training_steps(db_path: str | Path, variant_list: Sequence[str] = ()) -> pd.
         ORDER BY variant, t.source_id, t.line_no, t."position" NULLS FIRST""", {"variants": list(variant_list)})
 
 
-def training_variants(db_path: str | Path) -> list[str]:
+def training_variants(db_path: str | StoreRef) -> list[str]:
     """The variants the training logs belong to (for the page's variant list), without reading their rows."""
     with reader(db_path) as con:
         if TRAINING_TABLE not in relations(con):

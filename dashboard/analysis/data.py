@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -24,6 +23,7 @@ from ingest.storage import run_windows
 from ingest.storage.labels import (
     NO_PHASE,  # evidence without --phase: a phase of its own on every page, and in $phases
 )
+from ingest.storage.location import LAKE_ALIAS, StoreRef, as_store
 from ingest.storage.sql import fetch_value
 from ingest.storage.store import (
     VIEWS_META_KEY,
@@ -59,8 +59,8 @@ IN_SCOPE = f"""
 
 
 @contextmanager
-def reader(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    path = Path(db_path)
+def reader(db_path: str | StoreRef) -> Iterator[duckdb.DuckDBPyConnection]:
+    path = as_store(db_path)
     if not path.exists():
         raise NoStore(path, "no store yet", hint="run `specdash ingest FILES` or `specdash demo`")
     with read_connection(path, wait_s=READ_LOCK_WAIT_S) as con:
@@ -70,7 +70,7 @@ def reader(db_path: str | Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def frame(
-    db_path: str | Path, sql: str, params: Sequence[Any] | dict[str, Any] = (), *, linked: bool = False
+    db_path: str | StoreRef, sql: str, params: Sequence[Any] | dict[str, Any] = (), *, linked: bool = False
 ) -> pd.DataFrame:
     """``sql``'s rows; with ``linked``, ``sql`` may read ``linked_logs()`` and ``windows_of(ids)``
     (``ingest.storage.run_windows.define_readers``: the kept tables while current, else their views)."""
@@ -97,10 +97,19 @@ def relations(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
 
 
-def store_state(db_path: str | Path) -> dict[str, Any]:
+def lake_snapshot(db_path: str | StoreRef) -> int | None:
+    """A lake's newest snapshot (every commit makes one), None while it has no catalog: what the dashboard's caches
+    key on, since no file of a lake says it changed."""
+    if not as_store(db_path).exists():
+        return None
+    with reader(db_path) as con:
+        return fetch_value(con, "SELECT max(snapshot_id) FROM ducklake_snapshots(?)", [LAKE_ALIAS])
+
+
+def store_state(db_path: str | StoreRef) -> dict[str, Any]:
     """Whether the store exists, its change id (cache key), whether it is demo data, and what it holds."""
     empty: dict[str, Any] = {"exists": False, "last_change": None, "demo": False, "sources": 0, "runs": 0, "pending_migrations": []}
-    path = Path(db_path)
+    path = as_store(db_path)
     if not path.exists():
         return empty
     with reader(path) as con:
@@ -129,7 +138,7 @@ def store_state(db_path: str | Path) -> dict[str, Any]:
 
 # --- labels -----------------------------------------------------------------------------------
 
-def phases(db_path: str | Path) -> list[str]:
+def phases(db_path: str | StoreRef) -> list[str]:
     """Phase labels that have any evidence, oldest first (by their first session's start)."""
     df = frame(
         db_path,
@@ -141,13 +150,13 @@ def phases(db_path: str | Path) -> list[str]:
     return df["phase"].tolist()
 
 
-def throughput_phases(db_path: str | Path) -> list[str]:
+def throughput_phases(db_path: str | StoreRef) -> list[str]:
     """The phases (NO_PHASE for evidence without one) whose sessions give a variant a tok/s figure, oldest first."""
     found = set(variant_summary(db_path, [], [], by_phase=True)["phase"].fillna(NO_PHASE))
     return [phase for phase in phases(db_path) if phase in found]
 
 
-def variants(db_path: str | Path, phase_list: Sequence[str]) -> list[str]:
+def variants(db_path: str | StoreRef, phase_list: Sequence[str]) -> list[str]:
     """Variants of every kind of session (evidence_sessions), first measured first."""
     df = frame(
         db_path,
@@ -180,7 +189,7 @@ VARIANT_ORDER = """
 """
 
 
-def variant_order(db_path: str | Path) -> list[str]:
+def variant_order(db_path: str | StoreRef) -> list[str]:
     """Every variant of the store, in the order it entered it: its first file's ingest time, then its name.
 
     The variants' colours follow this order (``palette.VariantColors``): a variant ingested later comes last, so
@@ -189,7 +198,7 @@ def variant_order(db_path: str | Path) -> list[str]:
     return frame(db_path, VARIANT_ORDER)["variant"].tolist()
 
 
-def speculative_variants(db_path: str | Path) -> dict[str, bool]:
+def speculative_variants(db_path: str | StoreRef) -> dict[str, bool]:
     """variant → whether its server config used speculation (absent when no config was ingested)."""
     df = frame(
         db_path,
@@ -309,7 +318,7 @@ SOURCE_FIGURES = f"""
 
 
 def variant_summary(
-    db_path: str | Path,
+    db_path: str | StoreRef,
     phase_list: Sequence[str],
     variant_list: Sequence[str],
     session_list: Sequence[str] = (),
@@ -328,7 +337,7 @@ def variant_summary(
 
 
 def variant_sources(
-    db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str], session_list: Sequence[str] = ()
+    db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str], session_list: Sequence[str] = ()
 ) -> pd.DataFrame:
     """Every throughput source of every variant in scope, side by side (the headline's columns)."""
     return frame(
@@ -338,7 +347,7 @@ def variant_sources(
     )
 
 
-def session_headlines(db_path: str | Path, session_list: Sequence[str]) -> pd.DataFrame:
+def session_headlines(db_path: str | StoreRef, session_list: Sequence[str]) -> pd.DataFrame:
     """``variant_summary``'s columns per session: each session's own headline, as Compare would show it alone
     (``specdash check`` compares two sessions of one variant). An empty ``session_list`` means every session."""
     return frame(
@@ -348,7 +357,7 @@ def session_headlines(db_path: str | Path, session_list: Sequence[str]) -> pd.Da
     )
 
 
-def session_summary(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+def session_summary(db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
     """Per session, its headline throughput (as variant_summary): both means and n, for the break-even points.
 
     Benchmark sessions by a plain aggregate of their runs: SOURCE_FIGURES per session carries lists per group
@@ -377,7 +386,7 @@ def session_summary(db_path: str | Path, phase_list: Sequence[str], variant_list
 
 
 def runs(
-    db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str], session_list: Sequence[str] = ()
+    db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str], session_list: Sequence[str] = ()
 ) -> pd.DataFrame:
     """Every run (warm-ups included, flagged) of the sessions in scope."""
     return frame(
@@ -396,7 +405,7 @@ def runs(
 
 
 def accept_length(
-    db_path: str | Path,
+    db_path: str | StoreRef,
     phase_list: Sequence[str],
     variant_list: Sequence[str],
     session_list: Sequence[str] = (),
@@ -534,7 +543,7 @@ ACCEPT_LENGTH_ANY_EVIDENCE = ACCEPT_ANY_EVIDENCE.format(
 )
 
 
-def accept_by_variant(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+def accept_by_variant(db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
     """Variants whose run windows logged an accept length (speculative ones): ``accept_length`` without the rest."""
     found = accept_length(db_path, phase_list, variant_list)
     return found[found["tokens_per_step"].notna()].reset_index(drop=True)
@@ -553,7 +562,7 @@ CONFIG_PLACES = """
 
 
 def configs_by_variant(
-    db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str], session_list: Sequence[str] = ()
+    db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str], session_list: Sequence[str] = ()
 ) -> pd.DataFrame:
     """The latest server config linked (view ``session_logs``) to each variant's sessions in scope.
 
@@ -611,7 +620,7 @@ PACE = """
 """
 
 
-def measured_cycles(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+def measured_cycles(db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
     """Cycle time measured by profiler traces (views of migration 004), per variant.
 
     Per rank, the median over complete cycles; per profile (ranks sharing a
@@ -635,7 +644,7 @@ def measured_cycles(db_path: str | Path, phase_list: Sequence[str], variant_list
 
 # --- phases -----------------------------------------------------------------------------------
 
-def phase_overview(db_path: str | Path) -> pd.DataFrame:
+def phase_overview(db_path: str | StoreRef) -> pd.DataFrame:
     """One row per phase with any evidence: its dates, sessions (of every origin), variants and measured runs."""
     return frame(
         db_path,
@@ -657,7 +666,7 @@ def phase_overview(db_path: str | Path) -> pd.DataFrame:
 # --- run drill-down ---------------------------------------------------------------------------
 
 def sessions(
-    db_path: str | Path, phase_list: Sequence[str] = (), variant_list: Sequence[str] = (), session_list: Sequence[str] = ()
+    db_path: str | StoreRef, phase_list: Sequence[str] = (), variant_list: Sequence[str] = (), session_list: Sequence[str] = ()
 ) -> pd.DataFrame:
     """Sessions of every origin (view evidence_sessions), benchmark sessions first, then newest first."""
     # Runs are summed per session before the join: grouping the wide session rows themselves cost the
@@ -686,7 +695,7 @@ def sessions(
     )
 
 
-def session_runs(db_path: str | Path, session_id: str) -> pd.DataFrame:
+def session_runs(db_path: str | StoreRef, session_id: str) -> pd.DataFrame:
     """The session's runs with what the server log says about each (view ``run_log_stats``)."""
     return frame(
         db_path,
@@ -710,7 +719,7 @@ def session_runs(db_path: str | Path, session_id: str) -> pd.DataFrame:
     )
 
 
-def session_logs(db_path: str | Path, session_id: str) -> pd.DataFrame:
+def session_logs(db_path: str | StoreRef, session_id: str) -> pd.DataFrame:
     """Server-log segments of a session (view ``session_logs``; a lifetime's own log, a record's linked log)."""
     return frame(
         db_path,
@@ -731,7 +740,7 @@ def session_logs(db_path: str | Path, session_id: str) -> pd.DataFrame:
     )
 
 
-def log_windows(db_path: str | Path, session_id: str) -> pd.DataFrame:
+def log_windows(db_path: str | StoreRef, session_id: str) -> pd.DataFrame:
     """Per run and linked log: the line-number range of its window, and the file to read it from.
 
     A session without runs (a server lifetime, a bench record) has one window: its log's whole lifetime.
@@ -763,7 +772,7 @@ def log_windows(db_path: str | Path, session_id: str) -> pd.DataFrame:
     )
 
 
-def bench_record(db_path: str | Path, session_id: str) -> pd.DataFrame:
+def bench_record(db_path: str | StoreRef, session_id: str) -> pd.DataFrame:
     """The bench_serving row behind a ``bench_record`` session (empty for other sessions)."""
     return frame(
         db_path,
@@ -787,7 +796,7 @@ BUCKETED = """
 """
 
 
-def decode_series(db_path: str | Path, log_keys: Sequence[str], start: Any = None, end: Any = None) -> pd.DataFrame:
+def decode_series(db_path: str | StoreRef, log_keys: Sequence[str], start: Any = None, end: Any = None) -> pd.DataFrame:
     """Decode stats of the given log segments (``source_id:segment``) over time, in ≤ MAX_POINTS buckets."""
     return frame(
         db_path,
@@ -813,7 +822,7 @@ def decode_series(db_path: str | Path, log_keys: Sequence[str], start: Any = Non
     )
 
 
-def prefill_events(db_path: str | Path, log_keys: Sequence[str], start: Any = None, end: Any = None) -> pd.DataFrame:
+def prefill_events(db_path: str | StoreRef, log_keys: Sequence[str], start: Any = None, end: Any = None) -> pd.DataFrame:
     """Prefill batches of the given log segments, in ≤ MAX_POINTS buckets (token counts summed)."""
     return frame(
         db_path,
@@ -836,7 +845,7 @@ ONE_EVIDENCE_SESSION = ("(SELECT * FROM evidence_sessions WHERE session_id = $se
                         " AND origin IN ('server_lifetime', 'bench_record', 'trace_set'))")
 
 
-def session_config(db_path: str | Path, session_id: str) -> pd.DataFrame:
+def session_config(db_path: str | StoreRef, session_id: str) -> pd.DataFrame:
     """The server config of a session: its own, else of the log linked to it (latest server start first)."""
     return frame(
         db_path,
@@ -855,7 +864,7 @@ def session_config(db_path: str | Path, session_id: str) -> pd.DataFrame:
     )
 
 
-def variant_config(db_path: str | Path, variant: str, phase: str | None) -> pd.DataFrame:
+def variant_config(db_path: str | StoreRef, variant: str, phase: str | None) -> pd.DataFrame:
     """A variant's server config, preferring one linked to its sessions in ``phase``: a benchmark session's
     linked log; else (a variant without benchmark sessions) a lifetime's own config, a record's
     server_info or linked log. Benchmark sessions first: the evidence view costs more at 10,000 sessions."""
@@ -891,11 +900,11 @@ def variant_config(db_path: str | Path, variant: str, phase: str | None) -> pd.D
 
 # --- decisions and sources --------------------------------------------------------------------
 
-def decisions(db_path: str | Path) -> pd.DataFrame:
+def decisions(db_path: str | StoreRef) -> pd.DataFrame:
     return frame(db_path, "SELECT * FROM decisions ORDER BY created_at DESC, decision_id")
 
 
-def label_changes(db_path: str | Path) -> pd.DataFrame:
+def label_changes(db_path: str | StoreRef) -> pd.DataFrame:
     """Every recorded label change (``specdash label``, Ingest → Label files), newest first."""
     with reader(db_path) as con:
         if "label_changes" not in relations(con):  # a store from before migration 019
@@ -903,7 +912,7 @@ def label_changes(db_path: str | Path) -> pd.DataFrame:
         return without_nan_text(con.execute("SELECT * FROM label_changes ORDER BY changed_at DESC, path").df())
 
 
-def sources(db_path: str | Path) -> pd.DataFrame:
+def sources(db_path: str | StoreRef) -> pd.DataFrame:
     return frame(
         db_path,
         """
@@ -932,14 +941,14 @@ def trace_scope(phases: Sequence[str], variants: Sequence[str]) -> dict[str, lis
     return {"phases": list(phases), "variants": list(variants)}
 
 
-def has_traces(db_path: str | Path) -> bool:
+def has_traces(db_path: str | StoreRef) -> bool:
     with reader(db_path) as con:
         if "cycle_phase_times" not in relations(con):
             return False
         return fetch_value(con, "SELECT count(*) > 0 FROM cycle_phase_times")
 
 
-def trace_overview(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+def trace_overview(db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
     """Per trace file and rank in scope: GPU busy and idle time, and each kernel class's union (trace_ranks).
 
     The one breakdown a trace without phase markers (no step[...] spans, no EAGLE stack events) still gives.
@@ -957,7 +966,7 @@ def trace_overview(db_path: str | Path, phase_list: Sequence[str], variant_list:
     )
 
 
-def cycle_composition(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+def cycle_composition(db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
     """Where the pace-setting rank's cycle goes, per variant: mean ms per component over its complete cycles.
 
     Per profile (ranks sharing a profile_id), the slowest rank by median cycle time sets the pace;
@@ -991,7 +1000,7 @@ def cycle_composition(db_path: str | Path, phase_list: Sequence[str], variant_li
 
 
 def cycle_distribution(
-    db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str], max_points: int = MAX_POINTS
+    db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str], max_points: int = MAX_POINTS
 ) -> pd.DataFrame:
     """Cycle times of complete cycles, every rank, sampled in SQL to at most ``max_points`` per variant."""
     return frame(
@@ -1012,7 +1021,7 @@ def cycle_distribution(
     )
 
 
-def rank_breakdown(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+def rank_breakdown(db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
     """Per variant and rank: median complete cycle, verify and its communication, and the GPU busy/idle split."""
     return frame(
         db_path,
@@ -1031,7 +1040,7 @@ def rank_breakdown(db_path: str | Path, phase_list: Sequence[str], variant_list:
 
 
 def top_kernels(
-    db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str], limit: int = 15
+    db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str], limit: int = 15
 ) -> pd.DataFrame:
     """The kernels that take the most GPU time per variant, averaged over its ranks."""
     return frame(
@@ -1055,7 +1064,7 @@ def top_kernels(
     )
 
 
-def session_positions(db_path: str | Path, session_id: str, run_index: int | None = None) -> pd.DataFrame:
+def session_positions(db_path: str | StoreRef, session_id: str, run_index: int | None = None) -> pd.DataFrame:
     """The per-position acceptance rows (``acceptance_positions``: vLLM's per-position lines) of one session's window.
 
     The session's logs are those ``session_logs`` reads (a benchmark's linked logs, a lifetime's own log, a
@@ -1104,7 +1113,7 @@ def session_positions(db_path: str | Path, session_id: str, run_index: int | Non
     )
 
 
-def variant_origins(db_path: str | Path, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
+def variant_origins(db_path: str | StoreRef, phase_list: Sequence[str], variant_list: Sequence[str]) -> pd.DataFrame:
     """Per variant in scope: where its name came from (evidence_sessions.variant_from), its sessions, files and
     engines (a variant is a claim that its runs are one system)."""
     return frame(

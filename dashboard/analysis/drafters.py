@@ -21,6 +21,7 @@ from dashboard.analysis.definitions import Quantity
 from ingest.errors import IngestError, MalformedInput
 from ingest.parsers.drafters import drafter_checks
 from ingest.parsers.drafters.drafter_checks import Comparison, compare, divergence
+from ingest.storage.location import StoreRef, as_store
 
 COLUMNS = ("source_id", "name", "path", "architecture", "hidden_size", "vocab_size", "draft_vocab_size",
            "mapping_form", "status", "headline", "verdicts", "weights_files", "tensors", "has_d2t", "has_t2d", "bytes_read")
@@ -30,12 +31,12 @@ COLUMNS = ("source_id", "name", "path", "architecture", "hidden_size", "vocab_si
 JACCARD = Quantity("jaccard", "", 3)
 
 
-def has_drafters(db_path: str | Path) -> bool:
+def has_drafters(db_path: str | StoreRef) -> bool:
     with reader(db_path) as con:
         return "drafters" in relations(con)
 
 
-def drafters(db_path: str | Path) -> pd.DataFrame:
+def drafters(db_path: str | StoreRef) -> pd.DataFrame:
     """Every ingested drafter, newest first, with its verdicts (a JSON list) and mapping summary."""
     if not has_drafters(db_path):
         return pd.DataFrame(columns=[*COLUMNS, "mapped_tokens", "size_bytes", "ingested_at"])
@@ -48,7 +49,7 @@ def drafters(db_path: str | Path) -> pd.DataFrame:
     """)
 
 
-def coverage(db_path: str | Path) -> pd.DataFrame:
+def coverage(db_path: str | StoreRef) -> pd.DataFrame:
     """Per drafter and token-count file (view drafter_coverage): the share of generated tokens its
     draft vocabulary can express at all."""
     with reader(db_path) as con:
@@ -62,7 +63,7 @@ def verdict_rows(verdicts_json: str) -> list[dict[str, Any]]:
     return found
 
 
-def target_ids(db_path: str | Path, source_id: str) -> np.ndarray:
+def target_ids(db_path: str | StoreRef, source_id: str) -> np.ndarray:
     """A drafter's draft id → target id array (empty without a d2t)."""
     ids = frame(db_path, "SELECT target_id FROM drafter_vocab WHERE source_id = ? ORDER BY draft_id", [source_id])
     return ids["target_id"].to_numpy(dtype=np.int64)
@@ -74,7 +75,7 @@ class DrafterComparison:
     divergence: pd.DataFrame  # first_draft_id, last_draft_id, share_differing
 
 
-def comparison(db_path: str | Path, source_a: str, source_b: str, bins: int = 64) -> DrafterComparison | None:
+def comparison(db_path: str | StoreRef, source_a: str, source_b: str, bins: int = 64) -> DrafterComparison | None:
     """Two ingested drafters' mappings compared; None when either has no d2t."""
     names = drafters(db_path).set_index("source_id")["name"]
     a, b = target_ids(db_path, source_a), target_ids(db_path, source_b)
@@ -112,7 +113,7 @@ def drafter_for_path(table: pd.DataFrame, draft_model_path: str | None) -> pd.Se
     return same_name.iloc[0] if not same_name.empty else None
 
 
-def variant_drafter_notes(db_path: str | Path, configs: pd.DataFrame) -> list[str]:
+def variant_drafter_notes(db_path: str | StoreRef, configs: pd.DataFrame) -> list[str]:
     """One line per variant whose draft model path matches an ingested drafter: its verdict, and how its
     mapping compares with its reference ("k2-drafter: Kimi-K2-Instruct-eagle3 — mapping differs from
     kimi-k25-reference-mapping at 31,748 of 32,000 draft ids; the vocabularies share 29,689 target tokens")."""
@@ -135,12 +136,12 @@ def variant_drafter_notes(db_path: str | Path, configs: pd.DataFrame) -> list[st
     return notes
 
 
-def variant_drafter_notes_for(db_path: str | Path, pairs: tuple[tuple[str, str], ...]) -> list[str]:
+def variant_drafter_notes_for(db_path: str | StoreRef, pairs: tuple[tuple[str, str], ...]) -> list[str]:
     """``variant_drafter_notes`` for (variant, speculative_draft_model_path) pairs (hashable, for a cache)."""
     return variant_drafter_notes(db_path, pd.DataFrame(list(pairs), columns=["variant", "speculative_draft_model_path"]))
 
 
-def resolve(db_path: str | Path | None, given: str) -> tuple[str, np.ndarray]:
+def resolve(db_path: str | StoreRef | None, given: str) -> tuple[str, np.ndarray]:
     """(name, target ids) of a drafter folder or file (read now, ingested or not), else of an ingested
     drafter of that name. Raises ``MalformedInput`` for a checkpoint without d2t, ``IngestError`` for neither."""
     path = Path(given)
@@ -152,7 +153,7 @@ def resolve(db_path: str | Path | None, given: str) -> tuple[str, np.ndarray]:
             raise MalformedInput(path, f"no d2t mapping to compare ({drafter_checks.headline(found)})",
                                  hint="compare drafters whose safetensors hold d2t")
         return checkpoint.name, ids
-    if db_path is not None and Path(db_path).exists():
+    if db_path is not None and as_store(db_path).exists():
         table = drafters(db_path)
         named = table[table["name"] == given]
         if not named.empty:
@@ -166,7 +167,7 @@ def resolve(db_path: str | Path | None, given: str) -> tuple[str, np.ndarray]:
                            "from the Drafters page")
 
 
-def compare_given(db_path: str | Path | None, a: str, b: str) -> Comparison:
+def compare_given(db_path: str | StoreRef | None, a: str, b: str) -> Comparison:
     """``specdash drafters compare A B``: two drafters (folders, files or ingested names) compared."""
     (name_a, ids_a), (name_b, ids_b) = resolve(db_path, a), resolve(db_path, b)
     return compare(ids_a, ids_b, name_a, name_b)

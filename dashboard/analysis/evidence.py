@@ -13,7 +13,6 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -22,6 +21,7 @@ from dashboard.analysis import compare, data
 from dashboard.analysis.definitions import ACCEPT, COUNT, PERCENT, TOK_S
 from ingest.errors import DecisionError
 from ingest.storage.decisions import evidence_hash, normalized
+from ingest.storage.location import StoreRef
 
 SCHEMA = "specdash.evidence/1"
 TOLERANCE = 1e-6  # relative: a number that moved less than this has not changed
@@ -54,7 +54,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def session_records(db: Path, session_ids: Sequence[str]) -> list[dict[str, Any]]:
+def session_records(db: StoreRef, session_ids: Sequence[str]) -> list[dict[str, Any]]:
     """Each session's identity and its measured runs, so new runs or a changed file change the hash."""
     sessions = data.sessions(db, (), (), session_ids)
     runs = data.runs(db, (), (), session_ids)
@@ -77,7 +77,7 @@ def session_records(db: Path, session_ids: Sequence[str]) -> list[dict[str, Any]
 
 
 def compute_evidence(
-    db: Path, session_ids: Sequence[str], baseline: str | None = None, metric: str = compare.TOKENS_OVER_TIME
+    db: StoreRef, session_ids: Sequence[str], baseline: str | None = None, metric: str = compare.TOKENS_OVER_TIME
 ) -> dict[str, Any]:
     """The evidence numbers of these sessions: per variant means, CIs, Δ vs baseline, accept length, break-even."""
     if not session_ids:  # an empty scope means every session to the readers: evidence is of chosen sessions only
@@ -128,7 +128,7 @@ class Check:
     current: dict[str, Any] | None = None
 
 
-def check_decision(db: Path, decision: pd.Series | dict[str, Any]) -> Check:
+def check_decision(db: StoreRef, decision: pd.Series | dict[str, Any]) -> Check:
     then = frozen(decision)
     session_ids = json.loads(decision["session_ids"])
     present = set(data.sessions(db, (), (), session_ids)["session_id"])

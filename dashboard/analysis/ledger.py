@@ -6,19 +6,19 @@ No Streamlit: ``specdash decide`` calls these, and the Decisions page records th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 
 from dashboard.analysis import data, evidence, summary
 from ingest.storage.decisions import InvalidDecision, record_decision
+from ingest.storage.location import StoreRef
 
 
 def link_to(base_url: str | None, decision_id: str) -> str | None:
     return f"{base_url.rstrip('/')}/decisions?decision={decision_id}" if base_url else None
 
 
-def ledger_lines(db: Path) -> list[str]:
+def ledger_lines(db: StoreRef) -> list[str]:
     """One line per decision, newest first, stale ones marked."""
     lines = []
     for _, row in data.decisions(db).iterrows():
@@ -28,7 +28,7 @@ def ledger_lines(db: Path) -> list[str]:
     return lines
 
 
-def decision_summary(db: Path, decision_id: str, base_url: str | None = None) -> str:
+def decision_summary(db: StoreRef, decision_id: str, base_url: str | None = None) -> str:
     """An existing decision's Markdown summary, with the reasons if its evidence went stale."""
     ledger = data.decisions(db)
     ledger = ledger[ledger["decision_id"] == decision_id]
@@ -41,7 +41,7 @@ def decision_summary(db: Path, decision_id: str, base_url: str | None = None) ->
 
 
 def record(
-    db: Path,
+    db: StoreRef,
     *,
     title: str,
     verdict: str,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -32,6 +31,7 @@ from dashboard.analysis.definitions import ACCEPT, EMPTY, PERCENT, TOK_S, missin
 from dashboard.analysis.stats import DiffCI, MeanCI, welch_diff_ci
 from dashboard.analysis.summary import table_cell
 from ingest.errors import SpecdashError
+from ingest.storage.location import StoreRef
 
 DEFAULT_MAX_DROP_PCT = 5.0
 DEFAULT_MAX_ACCEPT_DROP_PCT = 10.0
@@ -145,7 +145,7 @@ class CheckResult:
 
 # --- which sessions --------------------------------------------------------------------------------
 
-def benchmark_sessions(db: Path, phase: str | None) -> pd.DataFrame:
+def benchmark_sessions(db: StoreRef, phase: str | None) -> pd.DataFrame:
     """The benchmark sessions in scope with measured runs, oldest first: by start time, else (no time in the file)
     ingest time."""
     found = data.sessions(db, [phase] if phase else [])
@@ -172,7 +172,7 @@ def baseline_beside(sessions: pd.DataFrame, baseline: str | None, newest: pd.Ser
     return None if mine.empty else mine.iloc[-1]
 
 
-def choose_baseline(db: Path, variants: list[str], asked: str | None) -> str | None:
+def choose_baseline(db: StoreRef, variants: list[str], asked: str | None) -> str | None:
     """``asked`` if the scope holds it (else NothingToCheck naming what it holds); else the Compare page's default."""
     if asked is not None:
         if asked not in variants:
@@ -184,7 +184,7 @@ def choose_baseline(db: Path, variants: list[str], asked: str | None) -> str | N
 
 # --- the sessions' figures ------------------------------------------------------------------------
 
-def session_figures(db: Path, sessions: Sequence[pd.Series]) -> dict[str, SessionFigures]:
+def session_figures(db: StoreRef, sessions: Sequence[pd.Series]) -> dict[str, SessionFigures]:
     """session id → its headline and accept length, read for all ``sessions`` at once (two queries, not two each)."""
     ids = list(dict.fromkeys(str(s["session_id"]) for s in sessions))
     headlines = data.session_headlines(db, ids).set_index("session_id")
@@ -194,7 +194,7 @@ def session_figures(db: Path, sessions: Sequence[pd.Series]) -> dict[str, Sessio
             for s in sessions}
 
 
-def figures_of(db: Path, session: pd.Series, headline: pd.Series, tau: float | None) -> SessionFigures:
+def figures_of(db: StoreRef, session: pd.Series, headline: pd.Series, tau: float | None) -> SessionFigures:
     return SessionFigures(
         session_id=str(session["session_id"]),
         variant=str(session["variant"]),
@@ -209,7 +209,7 @@ def figures_of(db: Path, session: pd.Series, headline: pd.Series, tau: float | N
     )
 
 
-def run_taus(db: Path, session_id: str) -> tuple[float, ...]:
+def run_taus(db: StoreRef, session_id: str) -> tuple[float, ...]:
     runs = data.session_runs(db, session_id)
     measured = runs[~runs["is_warmup"].astype(bool)]
     return tuple(float(t) for t in measured["tokens_per_step"] if not missing(t))
@@ -259,7 +259,7 @@ def compare_sessions(newest: SessionFigures, other: SessionFigures, against: str
     )
 
 
-def check(db: Path, options: CheckOptions = CheckOptions()) -> CheckResult:
+def check(db: StoreRef, options: CheckOptions = CheckOptions()) -> CheckResult:
     """Every variant's newest session against its previous one and against the baseline's newest in its phase."""
     sessions = benchmark_sessions(db, options.phase)
     if sessions.empty:
@@ -288,7 +288,7 @@ def check(db: Path, options: CheckOptions = CheckOptions()) -> CheckResult:
     return CheckResult(options, baseline, comparisons, used, alone)
 
 
-def nothing_found(db: Path, phase: str | None) -> str:
+def nothing_found(db: StoreRef, phase: str | None) -> str:
     if phase is None:
         return "the store holds no benchmark session (runs with tokens and times)"
     phases = data.phases(db)

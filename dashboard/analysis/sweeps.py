@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -33,6 +32,7 @@ from dashboard.analysis.definitions import (
     Quantity,
 )
 from ingest.derive.variants import drafter_name
+from ingest.storage.location import StoreRef
 
 # The definitions the page shows (docs/metrics.md, "Sweeps", says the same); the tables' helps are these words.
 SPEEDUP = COLUMNS["sweep speedup"].help
@@ -60,7 +60,7 @@ UNLABELLED = "unlabelled"  # the prefix of a variant named only by its folder (m
 NAMES_SHOWN = 4  # file names a sentence lists before "…"
 
 
-def points(db_path: str | Path) -> pd.DataFrame:
+def points(db_path: str | StoreRef) -> pd.DataFrame:
     """Every sweep point (view ``sweep_series``: sweep files and bench records grouped into sweeps)."""
     with reader(db_path) as con:
         return con.execute(
@@ -393,7 +393,7 @@ def break_even_path(frame: pd.DataFrame) -> pd.DataFrame:
 
 # --- what the pages read, whole (cached by the pages as readers: ``queries.cached``) ---------------------
 
-def overview(db_path: str | Path) -> pd.DataFrame:
+def overview(db_path: str | StoreRef) -> pd.DataFrame:
     """``sweep_overview`` of every sweep in the store, each model apart: the Sweeps page's list of sweeps."""
     return sweep_overview(apart_by_model(points(db_path)))
 
@@ -417,7 +417,7 @@ class SweepView:
         return bool(self.part[self.x].isna().all())
 
 
-def view(db_path: str | Path, sweep: str) -> SweepView:
+def view(db_path: str | StoreRef, sweep: str) -> SweepView:
     """The sweep named ``sweep`` (an ``overview`` row), analysed once per store change rather than at every rerun."""
     everything = apart_by_model(points(db_path))
     part = everything[everything["sweep"] == sweep]
@@ -448,7 +448,7 @@ def points_table(part: pd.DataFrame) -> pd.DataFrame:
     return points[list(shown)].rename(columns=shown).reset_index(drop=True)
 
 
-def phase_paths(db_path: str | Path, phase_list: Sequence[str]) -> pd.DataFrame:
+def phase_paths(db_path: str | StoreRef, phase_list: Sequence[str]) -> pd.DataFrame:
     """``break_even_path`` of the sweeps in ``phase_list`` (every sweep for none): the Break-even page's paths."""
     frame = points(db_path)
     return break_even_path(frame[frame["phase"].isin(phase_list)] if phase_list else frame)

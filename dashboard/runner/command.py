@@ -29,6 +29,7 @@ from dashboard.runner.procedure import (
     run_warmups,
 )
 from dashboard.runner.session import Session, Snapshot
+from ingest.cli import add_store_arguments
 from ingest.pipeline import FileReport, ingest_paths
 from ingest.storage import store
 
@@ -49,7 +50,7 @@ def add_bench_command(sub: argparse._SubParsersAction, db_help: str) -> None:
     bench.add_argument("url", help="the server, e.g. http://127.0.0.1:30000 (…/v1 or a full endpoint URL also work)")
     bench.add_argument("--phase", help="phase label, e.g. phase-0")
     bench.add_argument("--variant", help="variant label, e.g. k2-drafter (default: what the store derives)")
-    bench.add_argument("--db", help=db_help)
+    add_store_arguments(bench, db_help)
     bench.add_argument("--model", help="the served model to benchmark (default: the only one served)")
     bench.add_argument("--api", choices=sorted(client.API_PATHS), default="completions",
                        help="/v1/completions (default) or /v1/chat/completions")
@@ -264,7 +265,7 @@ def finish(args: argparse.Namespace, recorded: Session, snapshots: tuple[Snapsho
 
 def ingest_session(args: argparse.Namespace, paths: list[Path], shown: TextIO) -> bool:
     """Ingest the written files as `specdash ingest` would; True when one failed."""
-    db = store.resolve_db_path(args.db)
+    db = store.resolve_db_path(args.db, args.data_path)
     reports: list[FileReport] = ingest_paths(paths, db, phase=args.phase, variant=args.variant)
     for report in reports:
         print(report.summary(), file=sys.stderr if report.failed else shown)

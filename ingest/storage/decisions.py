@@ -18,11 +18,13 @@ import math
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any
+
+import duckdb
 
 from ingest.errors import DecisionError
 from ingest.storage import store
+from ingest.storage.location import StoreRef
 
 VERDICTS = ("accepted", "rejected", "inconclusive")
 SIGNIFICANT_DIGITS = 9
@@ -53,7 +55,7 @@ def evidence_hash(evidence: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(evidence).encode("utf-8")).hexdigest()
 
 
-def validate(db_path: Path, title: str, verdict: str, session_ids: Sequence[str]) -> None:
+def validate(db_path: StoreRef, title: str, verdict: str, session_ids: Sequence[str]) -> None:
     if not title.strip():
         raise InvalidDecision(db_path, "the decision has no title", key="title", hint="say what was decided, e.g. 'K2 drafter as-is'")
     if verdict not in VERDICTS:
@@ -67,7 +69,7 @@ def validate(db_path: Path, title: str, verdict: str, session_ids: Sequence[str]
 
 
 def record_decision(
-    db_path: Path,
+    db_path: StoreRef,
     *,
     title: str,
     verdict: str,
@@ -80,23 +82,25 @@ def record_decision(
     """Write one decision with its frozen evidence; returns its id."""
     validate(db_path, title, verdict, session_ids)
     decision_id = uuid.uuid4().hex[:12]
-    with store.writer(db_path) as con:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(
-                """
-                INSERT INTO decisions (decision_id, created_at, title, phase, verdict, note_md, session_ids,
-                                       evidence, evidence_hash)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    decision_id, created_at or store.utc_now(), title.strip(), phase or None, verdict, note_md,
-                    json.dumps(sorted(session_ids)), canonical_json(evidence), evidence_hash(evidence),
-                ],
-            )
-            store.touch_last_change(con)
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
+    row = [decision_id, created_at or store.utc_now(), title.strip(), phase or None, verdict, note_md,
+           json.dumps(sorted(session_ids)), canonical_json(evidence), evidence_hash(evidence)]
+    store.retried_on_conflict(db_path, lambda con: _insert(con, row))
     return decision_id
+
+
+def _insert(con: duckdb.DuckDBPyConnection, row: list[Any]) -> None:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(
+            """
+            INSERT INTO decisions (decision_id, created_at, title, phase, verdict, note_md, session_ids,
+                                   evidence, evidence_hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            row,
+        )
+        store.touch_last_change(con)
+        con.execute("COMMIT")
+    except Exception:
+        store.rollback(con)
+        raise

@@ -22,12 +22,13 @@ import pyarrow.parquet as pq
 
 from ingest.errors import NoStore, StoreError
 from ingest.storage import store
+from ingest.storage.location import StoreRef
 
 MANIFEST = "manifest.json"
 BATCH_ROWS = 100_000  # rows read and written at a time: a big store's decode lines stream through
 
 
-def export_parquet(db_path: Path, folder: Path) -> dict[str, Any]:
+def export_parquet(db_path: StoreRef, folder: Path) -> dict[str, Any]:
     """Write every base table of the store at ``db_path`` to ``folder``; returns the manifest written beside them."""
     if not db_path.exists():
         raise NoStore(db_path, "no store to export", hint="check --db / SPECDASH_DB, or run `specdash ingest FILES` first")

@@ -23,6 +23,7 @@ import duckdb
 
 from ingest.errors import NoStore, StoreBusy, StoreError
 from ingest.storage import run_windows, store
+from ingest.storage.location import StoreRef
 
 BATCH_ROWS = 100_000  # rows read from OTHER and written here at a time: a big store's decode lines stream through
 
@@ -35,7 +36,7 @@ class ImportResult:
     decisions: int
 
 
-def import_store(db_path: Path, other: Path) -> ImportResult:
+def import_store(db_path: StoreRef, other: Path) -> ImportResult:
     """Bring every source of the store ``other`` that the store at ``db_path`` lacks, with its rows and the decisions
     it lacks, in one transaction (the module's docstring says what comes over)."""
     if not other.is_file():
@@ -44,19 +45,18 @@ def import_store(db_path: Path, other: Path) -> ImportResult:
         raise StoreError(other, "is the store itself", hint="give another store to import from")
     # OTHER is read on a connection of its own and its rows stream over as Arrow batches: ATTACH would take its path
     # only as SQL text before DuckDB 2.0.
-    with readable_copy(other) as readable, store.open_with_retry(readable, read_only=True) as theirs, \
-            store.writer(db_path) as con:
-        return copy_new_sources(theirs, con)
+    with readable_copy(other) as readable, store.open_with_retry(readable, read_only=True) as theirs:
+        return store.retried_on_conflict(db_path, lambda con: copy_new_sources(theirs, con))
 
 
 def copy_new_sources(theirs: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConnection) -> ImportResult:
     """The import's one transaction: OTHER's sources this store lacks, their rows, the decisions it lacks."""
-    ours = {sha for (sha,) in con.execute("SELECT sha256 FROM sources").fetchall()}
-    listed = theirs.execute("SELECT source_id, sha256 FROM sources").fetchall()
-    new = [source_id for source_id, sha in listed if sha not in ours]
-    known = [decision_id for (decision_id,) in con.execute("SELECT decision_id FROM decisions").fetchall()]
-    con.execute("BEGIN TRANSACTION")
+    con.execute("BEGIN TRANSACTION")  # what this store holds is read inside it: another writer of a lake may add meanwhile
     try:
+        ours = {sha for (sha,) in con.execute("SELECT sha256 FROM sources").fetchall()}
+        listed = theirs.execute("SELECT source_id, sha256 FROM sources").fetchall()
+        new = [source_id for source_id, sha in listed if sha not in ours]
+        known = [decision_id for (decision_id,) in con.execute("SELECT decision_id FROM decisions").fetchall()]
         rows = copy_rows(theirs, con, new)
         for _ in incoming(con, theirs.sql("SELECT * FROM sources WHERE list_contains($ids, source_id)", params={"ids": new})):
             con.execute("INSERT INTO sources BY NAME SELECT * FROM incoming")
@@ -72,7 +72,7 @@ def copy_new_sources(theirs: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConn
             store.touch_last_change(con)
         con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        store.rollback(con)
         raise
     return ImportResult(len(new), len(listed) - len(new), rows, decisions)
 

@@ -21,6 +21,7 @@ import duckdb
 
 from ingest.errors import SpecdashError
 from ingest.storage import run_windows, store
+from ingest.storage.location import StoreRef
 from ingest.storage.sql import fetch_value
 
 # What the pages call evidence without a phase; `--phase "(no phase)"` clears a phase.
@@ -60,34 +61,37 @@ class LabelReport:
         return "\n".join(lines)
 
 
-def relabel(db_path: Path, change: LabelChange) -> LabelReport:
+def relabel(db_path: StoreRef, change: LabelChange) -> LabelReport:
     """Apply ``change`` in one transaction; a LabelError leaves the store as it was."""
     action = check(change)
     if not db_path.exists():
         raise LabelError(db_path, "no store here", hint="ingest files first (`specdash ingest FILES`)")
-    report = LabelReport(uuid.uuid4().hex[:12], action)
-    with store.writer(db_path) as con:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            chosen = chosen_sources(con, change, db_path)
-            shown = variants_shown(con)
-            for source_id, path, old_phase in chosen:
-                record = {"source_id": source_id, "path": path, "old_phase": old_phase,
-                          "old_variant": ", ".join(shown.get(source_id, [])) or None,
-                          "new_phase": None, "new_variant": None}
-                if action == "delete":
-                    store.delete_source_rows(con, source_id)
-                else:
-                    record["new_variant"], record["new_phase"] = apply_labels(con, source_id, change)
-                log_change(con, report, record)
-                report.files.append(record)
-            run_windows.rebuild(con)
-            store.relink_traces(con)
-            store.touch_last_change(con)
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
+    return store.retried_on_conflict(
+        db_path, lambda con: _relabel(con, db_path, change, LabelReport(uuid.uuid4().hex[:12], action)))
+
+
+def _relabel(con: duckdb.DuckDBPyConnection, db_path: StoreRef, change: LabelChange, report: LabelReport) -> LabelReport:
+    con.execute("BEGIN TRANSACTION")
+    try:
+        chosen = chosen_sources(con, change, db_path)
+        shown = variants_shown(con)
+        for source_id, path, old_phase in chosen:
+            record = {"source_id": source_id, "path": path, "old_phase": old_phase,
+                      "old_variant": ", ".join(shown.get(source_id, [])) or None,
+                      "new_phase": None, "new_variant": None}
+            if report.action == "delete":
+                store.delete_source_rows(con, source_id)
+            else:
+                record["new_variant"], record["new_phase"] = apply_labels(con, source_id, change)
+            log_change(con, report, record)
+            report.files.append(record)
+        run_windows.rebuild(con)
+        store.relink_traces(con)
+        store.touch_last_change(con)
+        con.execute("COMMIT")
+    except Exception:
+        store.rollback(con)
+        raise
     return report
 
 
@@ -110,14 +114,14 @@ def check(change: LabelChange) -> str:
     raise LabelError(None, "say what to change: --to NAME (rename or merge), --phase PHASE (re-phase) or --delete")
 
 
-def chosen_sources(con: duckdb.DuckDBPyConnection, change: LabelChange, db_path: Path) -> list[tuple[str, str, str | None]]:
+def chosen_sources(con: duckdb.DuckDBPyConnection, change: LabelChange, db_path: StoreRef) -> list[tuple[str, str, str | None]]:
     """(source_id, path, phase) of the files ``change`` names, in path order."""
     if change.sources:
         return [source_named(con, wanted, db_path) for wanted in change.sources]
     return variant_sources(con, str(change.variant), change.in_phase, db_path)
 
 
-def source_named(con: duckdb.DuckDBPyConnection, wanted: str, db_path: Path) -> tuple[str, str, str | None]:
+def source_named(con: duckdb.DuckDBPyConnection, wanted: str, db_path: StoreRef) -> tuple[str, str, str | None]:
     rows = con.execute(
         r"""
         SELECT source_id, path, phase FROM sources
@@ -136,7 +140,7 @@ def source_named(con: duckdb.DuckDBPyConnection, wanted: str, db_path: Path) -> 
 
 
 def variant_sources(
-    con: duckdb.DuckDBPyConnection, variant: str, in_phase: str | None, db_path: Path
+    con: duckdb.DuckDBPyConnection, variant: str, in_phase: str | None, db_path: StoreRef
 ) -> list[tuple[str, str, str | None]]:
     phase = None if in_phase in (None, NO_PHASE) else in_phase
     shown = variants_shown(con)
@@ -205,7 +209,7 @@ def log_change(con: duckdb.DuckDBPyConnection, report: LabelReport, record: dict
     )
 
 
-def history(db_path: Path) -> list[dict[str, object]]:
+def history(db_path: StoreRef) -> list[dict[str, object]]:
     """Every recorded label change, newest first."""
     if not db_path.exists():
         return []

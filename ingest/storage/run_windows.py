@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import duckdb
 
-from ingest.storage.sql import fetch_value
+from ingest.storage.sql import fetch_value, put_meta
 
 KEPT_TABLES = ("log_segment_spans", "session_log_links", "run_windows")
 SESSIONS_PER_BATCH = 500  # ≈ 2,500 runs × 5 linked logs: 0.4 s and well under 256 MB at 1,000 decode lines per log
@@ -114,7 +114,7 @@ def skew_changed(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def record_basis(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("INSERT OR REPLACE INTO store_meta VALUES (?, run_windows_basis())", [BASIS_KEY])
+    put_meta(con, BASIS_KEY, fetch_value(con, "SELECT run_windows_basis()"))
 
 
 def is_current(con: duckdb.DuckDBPyConnection) -> bool:

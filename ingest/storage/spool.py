@@ -11,7 +11,7 @@ therefore never touches the store, and the store's lock is held only while inser
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,14 +56,19 @@ class Spool:
                 yield name, ipc.open_stream(source)
 
 
+Pieces = Callable[[], Iterator[tuple[str, pa.Table | pa.RecordBatchReader]]]
+
+
 @contextmanager
-def spooled(parsed: ParsedSource, beside: Path) -> Iterator[Iterator[tuple[str, pa.Table | pa.RecordBatchReader]]]:
-    """Run ``parsed``'s streaming parse to the end, then give every (table, rows) piece to insert:
-    the spooled batches as readers, then the parser's final ``tables``. Nothing is spooled for
+def spooled(parsed: ParsedSource, beside: Path) -> Iterator[Pieces]:
+    """Run ``parsed``'s streaming parse to the end, then give what lists every (table, rows) piece to insert:
+    the spooled batches as readers, then the parser's final ``tables``. It can be called again (a write
+    that lost a race to another writer of a lake starts over) and reads the spool afresh. Nothing is spooled for
     a parser that does not stream. The spool lives in a hidden folder in ``beside`` (the store's
     folder: the rows are headed for that disk anyway, and /tmp may be a small RAM disk)."""
     if parsed.batches is None:
-        yield iter(parsed.tables.items())
+        tables = parsed.tables
+        yield lambda: iter(tables.items())
         return
     beside.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".specdash-spool-", dir=beside) as directory:
@@ -79,4 +84,4 @@ def spooled(parsed: ParsedSource, beside: Path) -> Iterator[Iterator[tuple[str, 
             yield from spool.readers()
             yield from parsed.tables.items()
 
-        yield pieces()
+        yield pieces

@@ -3,8 +3,7 @@ batch sizes / concurrencies it covers, how many points and what kind of throughp
 (migration 016); no dashboard code, so the ingest CLI can print it."""
 from __future__ import annotations
 
-from pathlib import Path
-
+from ingest.storage.location import StoreRef
 from ingest.storage.store import open_with_retry
 
 SWEEPS = """
@@ -20,7 +19,7 @@ SWEEPS = """
 """
 
 
-def sweep_lines(db_path: Path, limit: int = 20) -> list[str]:
+def sweep_lines(db_path: StoreRef, limit: int = 20) -> list[str]:
     """One line per sweep (at most ``limit``, then how many more)."""
     con = open_with_retry(db_path, read_only=True, wait_s=10.0)
     try:

@@ -67,4 +67,5 @@ INSERT INTO session_log_links SELECT * FROM session_logs_for(NULL::VARCHAR[]);
 
 INSERT INTO run_windows SELECT * FROM run_windows_for(NULL::VARCHAR[]);
 
-INSERT OR REPLACE INTO store_meta VALUES ('run_windows_basis', run_windows_basis());
+DELETE FROM store_meta WHERE key = 'run_windows_basis';
+INSERT INTO store_meta VALUES ('run_windows_basis', run_windows_basis());

@@ -1,0 +1,178 @@
+"""Where a store lives: a DuckDB file (the default), or a DuckLake shared by a team.
+
+A DuckLake keeps its catalog in SQLite (one machine, several processes) or PostgreSQL (many hosts) and its
+tables as Parquet files under a data path (a folder, or an object-store URL). specdash writes and reads both
+kinds through the same SQL: a connection to a lake is an in-memory DuckDB with the lake attached and made
+current, so every unqualified table, view and macro name resolves in the lake.
+
+The extensions come from the ``[team]`` extra's wheels (``duckdb-extension-ducklake`` and the scanner of the
+catalog's engine), loaded from their files: DuckDB never downloads an extension here.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sqlite3
+import tempfile
+import threading
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from ingest.errors import StoreError
+
+LAKE_PREFIX = "ducklake:"
+LAKE_ALIAS = "store"  # the name a lake is attached under
+DATA_PATH_ENV = "SPECDASH_DATA_PATH"
+STORE_FORMS = "a .duckdb file, ducklake:sqlite:FILE or ducklake:postgres:CONNINFO"
+# The wheel of each extension a lake needs, by catalog engine; the files sit in extensions/v<duckdb>/.
+EXTENSION_WHEELS = {
+    "ducklake": ("duckdb_extension_ducklake", "ducklake"),
+    "sqlite": ("duckdb_extension_sqlite_scanner", "sqlite_scanner"),
+    "postgres": ("duckdb_extension_postgres_scanner", "postgres_scanner"),
+}
+TEAM_HINT = ("install the team extra: pip install -e '.[team]' (it pins DuckDB to the version its extension "
+             "wheels are built for)")
+
+
+@dataclass(frozen=True)
+class LakeStore:
+    """A DuckLake store. ``engine`` is ``sqlite`` or ``postgres``; ``catalog`` what follows ``engine:`` in the URL
+    (an absolute file for SQLite, a libpq connection string for PostgreSQL)."""
+
+    engine: str
+    catalog: str
+    data_path: str
+
+    @property
+    def url(self) -> str:
+        return f"{LAKE_PREFIX}{self.engine}:{self.catalog}"
+
+    def __str__(self) -> str:
+        return self.url
+
+    @property
+    def name(self) -> str:
+        return Path(self.catalog).name if self.engine == "sqlite" else "ducklake"
+
+    @property
+    def parent(self) -> Path:
+        """A local folder for the store's working files (spooled rows, uploads): the one holding the data
+        folder when that is local, else the system's temporary folder."""
+        if "://" in self.data_path:
+            return Path(tempfile.gettempdir())
+        return Path(self.data_path).parent
+
+    def exists(self) -> bool:
+        """Whether the catalog is there to read. A PostgreSQL catalog is only known by connecting, which
+        every reader does next: it is taken to exist, and a missing one fails there with PostgreSQL's words."""
+        return Path(self.catalog).exists() if self.engine == "sqlite" else True
+
+    def resolve(self) -> LakeStore:
+        return self
+
+
+StoreRef = Path | LakeStore
+
+
+def parse_store(given: str | Path, data_path: str | None = None) -> StoreRef:
+    """A store as given to ``--db``/``--store`` or ``$SPECDASH_STORE``: a path, or a ``ducklake:`` URL.
+
+    ``data_path`` (``--data-path``, else ``$SPECDASH_DATA_PATH``) is where a lake keeps its Parquet files;
+    a SQLite catalog keeps them beside itself by default, a PostgreSQL one needs it said."""
+    if isinstance(given, Path) or not given.startswith(LAKE_PREFIX):
+        return Path(given)
+    engine, _, catalog = given.removeprefix(LAKE_PREFIX).partition(":")
+    data_path = data_path or os.environ.get(DATA_PATH_ENV) or None
+    if engine == "sqlite" and catalog:
+        file = Path(catalog).expanduser().resolve()
+        return LakeStore("sqlite", str(file), data_path or f"{file}.files")
+    if engine == "postgres" and catalog:
+        if not data_path:
+            raise StoreError(given, "a PostgreSQL catalog needs a data path for its Parquet files",
+                             hint=f"pass --data-path DIR_OR_S3_URL (or set ${DATA_PATH_ENV})")
+        return LakeStore("postgres", catalog, data_path)
+    raise StoreError(given, "is not a store this version opens", hint=f"give {STORE_FORMS}")
+
+
+def sql_literal(text: str) -> str:
+    """A quoted SQL string. ATTACH takes its target and options as literals, not bound parameters."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def extension_file(wheel: str, extension: str) -> Path | None:
+    spec = importlib.util.find_spec(wheel)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "extensions" / f"v{duckdb.__version__}"
+    found = folder / f"{extension}.duckdb_extension"
+    return found if found.exists() else None
+
+
+# One in-memory DuckDB per lake per process, with the extensions loaded and the lake attached; every connection
+# is a cursor of it. Loading the two extensions costs 0.3-0.8 s (DuckDB checks each file's signature), a cursor
+# ~5 ms, and a page opens several.
+_lakes: dict[LakeStore, duckdb.DuckDBPyConnection] = {}
+_lakes_lock = threading.Lock()
+
+
+def connect_lake(store: LakeStore) -> duckdb.DuckDBPyConnection:
+    """A connection to ``store`` with the lake current. Raises ``duckdb.Error`` as DuckDB does, and
+    ``StoreError`` when an extension's wheel is missing.
+
+    It reads and writes: a lake attached read-only in one cursor would be read-only in all of them. The
+    store's readers only run SELECTs."""
+    with _lakes_lock:
+        database = _lakes.get(store)
+        if database is None:
+            database = _lakes[store] = _attach(store)
+        con = database.cursor()
+    try:
+        con.execute(f"USE {LAKE_ALIAS}")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _attach(store: LakeStore) -> duckdb.DuckDBPyConnection:
+    if store.engine == "sqlite" and not Path(store.catalog).exists():
+        start_sqlite_catalog(Path(store.catalog))
+    database = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        for key in ("ducklake", store.engine):
+            wheel, extension = EXTENSION_WHEELS[key]
+            file = extension_file(wheel, extension)
+            if file is None:
+                raise StoreError(store, f"needs DuckDB's {extension} extension {duckdb.__version__}, "
+                                        f"which is not installed", hint=TEAM_HINT)
+            database.execute(f"LOAD {sql_literal(str(file))}")
+        database.execute(f"ATTACH {sql_literal(store.url)} AS {LAKE_ALIAS} (DATA_PATH {sql_literal(store.data_path)})")
+    except BaseException:
+        database.close()
+        raise
+    return database
+
+
+def start_sqlite_catalog(file: Path) -> None:
+    """Create an empty SQLite catalog in write-ahead-log mode, which DuckLake then fills. In SQLite's default
+    mode a reader holds off every writer's commit; with the log, readers and one writer go on together (a
+    second writer's commit still fails, and the store retries it)."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(file)) as catalog:
+        catalog.execute("PRAGMA journal_mode = WAL")
+
+
+def detach_lakes() -> None:
+    """Close every lake this process attached (a test removing a catalog; a process about to exit)."""
+    with _lakes_lock:
+        for database in _lakes.values():
+            database.close()
+        _lakes.clear()
+
+
+def as_store(given: str | StoreRef) -> StoreRef:
+    """A store given as text (the dashboard passes ``$SPECDASH_DB`` on as a string) or already parsed."""
+    return given if isinstance(given, LakeStore | Path) else parse_store(given)

@@ -1,0 +1,242 @@
+"""A team store: DuckLake with a SQLite catalog, written by several processes and read while they write.
+
+The same files ingested into a DuckDB file and into a lake give the same rows; writers that race on
+overlapping files store each file once; readers see a consistent store throughout; the pages show the
+lake's figures.
+"""
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from dashboard import queries
+from dashboard.analysis import data
+from ingest.errors import StoreError
+from ingest.pipeline import ingest_paths
+from ingest.storage import export, imports, location, store
+from ingest.storage.location import LakeStore, parse_store
+from tests.postgres import new_database, running_postgres
+from tests.reliability_helpers import ROOT, specdash_command, write_bench_json
+from tests.stores import ingested_store
+from tests.test_app import run_page
+
+DEMO = ROOT / "data" / "demo" / "phase-2"
+PHASE_2 = sorted(path for path in DEMO.rglob("*") if path.is_file())
+# What differs between two stores of the same bytes: when each file was loaded, and in which ingest call.
+LOAD_DEPENDENT = {"sources": ["ingested_at", "ingest_group"]}
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[str]:
+    with running_postgres() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def lake(request: pytest.FixtureRequest, tmp_path: Path) -> LakeStore:
+    """An empty lake: its catalog in a SQLite file, or in a new database of a real PostgreSQL."""
+    if request.param == "sqlite":
+        found = parse_store(f"ducklake:sqlite:{tmp_path / 'team.sqlite'}")
+    else:
+        found = parse_store(f"ducklake:postgres:{new_database(request.getfixturevalue('postgres'))}",
+                            str(tmp_path / "lake-data"))
+    assert isinstance(found, LakeStore)
+    return found
+
+
+@pytest.fixture(scope="module")
+def file_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ingested_store("demo-phase-2", PHASE_2, tmp_path_factory)
+
+
+def table_rows(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple[object, ...]]:
+    excluded = LOAD_DEPENDENT.get(name)
+    columns = f"* EXCLUDE ({', '.join(excluded)})" if excluded else "*"
+    return con.execute(f"SELECT {columns} FROM {name} ORDER BY ALL").fetchall()
+
+
+def every_table(db: store.StoreRef) -> dict[str, list[tuple[object, ...]]]:
+    with store.writer(db) as con:
+        return {name: table_rows(con, name) for name in ["sources", *store.data_tables(con), "decisions"]}
+
+
+def test_store_urls_name_their_catalog_and_data_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(location.DATA_PATH_ENV, raising=False)
+    sqlite = parse_store(f"ducklake:sqlite:{tmp_path}/a/../team.sqlite")
+    assert sqlite == LakeStore("sqlite", str(tmp_path / "team.sqlite"), f"{tmp_path / 'team.sqlite'}.files")
+    assert str(sqlite) == f"ducklake:sqlite:{tmp_path / 'team.sqlite'}"
+    postgres = parse_store("ducklake:postgres:dbname=team host=db", "s3://bucket/lake/")
+    assert postgres == LakeStore("postgres", "dbname=team host=db", "s3://bucket/lake/")
+    assert parse_store("runs/specdash.duckdb") == Path("runs/specdash.duckdb")
+    with pytest.raises(StoreError, match="needs a data path.*--data-path"):
+        parse_store("ducklake:postgres:dbname=team")
+    with pytest.raises(StoreError, match="ducklake:sqlite:FILE or ducklake:postgres:CONNINFO"):
+        parse_store("ducklake:team.ducklake")
+
+
+def test_the_store_command_line_takes_a_lake_and_the_environment_names_one(
+    lake: LakeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPECDASH_STORE", lake.url)
+    monkeypatch.setenv("SPECDASH_DB", "elsewhere.duckdb")
+    monkeypatch.setenv(location.DATA_PATH_ENV, lake.data_path)
+    assert store.resolve_db_path(None) == lake  # $SPECDASH_STORE before $SPECDASH_DB
+    assert store.resolve_db_path("given.duckdb") == Path("given.duckdb")  # --db / --store before both
+    done = subprocess.run(specdash_command("ingest", PHASE_2[0], "--store", lake.url, "--data-path", lake.data_path),
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert store.status(lake)["rows"]["sources"] == 1
+
+
+def test_a_lake_holds_the_same_rows_as_a_store_file(lake: LakeStore, file_store: Path) -> None:
+    reports = ingest_paths(PHASE_2, lake)
+    assert [report.error for report in reports] == [None] * len(PHASE_2)
+    assert every_table(lake) == every_table(file_store)
+    sessions = "SELECT session_id, origin, phase, variant FROM evidence_sessions ORDER BY ALL"
+    with store.writer(lake) as lake_con, store.writer(file_store) as file_con:  # the views read the lake's tables
+        assert lake_con.execute(sessions).fetchall() == file_con.execute(sessions).fetchall()
+        assert lake_con.execute("SELECT key FROM store_meta GROUP BY key HAVING count(*) > 1").fetchall() == []
+    again = ingest_paths(PHASE_2, lake)
+    assert {report.status for report in again} == {"already ingested"}
+    assert every_table(lake) == every_table(file_store)
+
+
+def test_a_file_that_fails_leaves_the_lake_as_it_was(lake: LakeStore, tmp_path: Path) -> None:
+    ingest_paths(PHASE_2[:2], lake)
+    before = every_table(lake)
+    broken = tmp_path / "bench.json"
+    broken.write_text('{"benchmark": "sglang", "runs": [{"tokens_per_s": ')
+    [report] = ingest_paths([broken], lake)
+    assert report.error is not None
+    assert every_table(lake) == before
+
+
+def failures(json_lines: str) -> list[str]:
+    """The reports of files that failed, in a writer's ``--json`` output."""
+    return [line for line in json_lines.splitlines() if '"status": "failed"' in line]
+
+
+def ingest_in_a_process(lake: LakeStore, files: list[Path]) -> subprocess.Popen[str]:
+    return subprocess.Popen(specdash_command("ingest", *files, "--store", lake.url, "--data-path", lake.data_path, "--json"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+
+
+def test_four_writers_and_four_readers_at_once_lose_and_duplicate_nothing(lake: LakeStore, tmp_path: Path) -> None:
+    benches = [write_bench_json(tmp_path / f"bench-{seed}.json", variant=f"v{seed}", phase="phase-9", seed=seed)
+               for seed in range(4)]
+    files = PHASE_2 + benches
+    one_writer = tmp_path / "one-writer.duckdb"
+    ingest_paths(files, one_writer)
+    # Each writer takes half the files, overlapping its neighbours': every file is raced for by two writers.
+    shares = [[files[(start + step) % len(files)] for step in range(len(files) // 2 + 1)]
+              for start in range(0, len(files), len(files) // 4)][:4]
+    ingest_paths(files[:1], lake)  # the catalog exists before the readers start
+    stop = threading.Event()
+    read_errors: list[BaseException] = []
+    reads = [0]
+
+    def read_pages() -> None:
+        while not stop.is_set():
+            try:
+                state = data.store_state(lake)
+                sessions = data.frame(lake, "SELECT count(*) AS n FROM evidence_sessions")
+                assert state["exists"] and int(sessions["n"].iloc[0]) >= 1
+                reads[0] += 1
+            except BaseException as error:  # noqa: BLE001 - every failure is the finding
+                read_errors.append(error)
+                return
+
+    readers = [threading.Thread(target=read_pages) for _ in range(4)]
+    for reader in readers:
+        reader.start()
+    writers = [ingest_in_a_process(lake, share) for share in shares]
+    outcomes = [writer.communicate(timeout=600) for writer in writers]
+    stop.set()
+    for reader in readers:
+        reader.join(timeout=60)
+    assert [writer.returncode for writer in writers] == [0] * 4, [failures(out) for out, _ in outcomes]
+    assert read_errors == [] and reads[0] > 0
+    with store.writer(lake) as con:
+        stored = con.execute("SELECT sha256, count(*) FROM sources GROUP BY sha256").fetchall()
+    assert len(stored) == len(files) and {count for _, count in stored} == {1}
+    assert every_table(lake) == every_table(one_writer)
+
+
+def test_the_pages_show_a_lake_as_they_show_a_store_file(
+    lake: LakeStore, file_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ingest_paths(PHASE_2, lake)
+    monkeypatch.setenv(location.DATA_PATH_ENV, lake.data_path)
+    captions = {}
+    for db in (file_store, lake):
+        app = run_page("views/compare.py", db, monkeypatch)  # type: ignore[arg-type]
+        captions[str(db)] = [c.value for c in app.caption if "mean of runs" in c.value]
+    assert captions[str(file_store)] and captions[str(file_store)] == captions[str(lake)]
+
+
+def test_a_missing_extension_says_what_to_install(lake: LakeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(location, "extension_file", lambda wheel, extension: None)
+    monkeypatch.setattr(location, "_lakes", {})
+    with pytest.raises(StoreError, match=r"ducklake extension .*pip install -e '\.\[team\]'"):
+        location.connect_lake(lake)
+
+
+def test_readers_wait_for_nothing_while_a_lake_is_written(lake: LakeStore) -> None:
+    ingest_paths(PHASE_2[:1], lake)
+    started = time.monotonic()
+    with store.writer(lake) as con:
+        con.execute("BEGIN TRANSACTION")
+        con.execute("DELETE FROM store_meta WHERE key = 'last_change'")
+        assert data.store_state(lake)["exists"]  # a reader beside an open write transaction
+        con.execute("ROLLBACK")
+    assert time.monotonic() - started < 5
+
+
+@pytest.fixture(autouse=True)
+def detached_lakes() -> Iterator[None]:
+    """Each test's lake is closed after it: the process keeps one attached database per lake otherwise."""
+    yield
+    location.detach_lakes()
+    store._migrated_lakes.clear()
+
+
+def test_a_page_reads_one_snapshot_and_its_next_run_sees_the_newest(
+    lake: LakeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(location.DATA_PATH_ENV, lake.data_path)  # as `specdash serve` passes it to the app
+    ingest_paths(PHASE_2[:1], lake)
+    count = "SELECT count(*) AS n FROM sources"
+    before = queries.on_disk(lake.url)
+    with store.shared_reads():  # what a page's run does: every read shares one connection
+        assert int(data.frame(lake, count)["n"].iloc[0]) == 1
+        ingest_paths(PHASE_2[1:2], lake)  # another writer commits meanwhile
+        assert int(data.frame(lake, count)["n"].iloc[0]) == 1  # the page goes on with the version it began with
+    assert int(data.frame(lake, count)["n"].iloc[0]) == 2
+    assert queries.on_disk(lake.url) != before  # the caches' key moved: the next run reads afresh
+
+
+def test_a_store_file_imports_into_a_lake_and_the_lake_exports_as_parquet(
+    lake: LakeStore, file_store: Path, tmp_path: Path
+) -> None:
+    imports.import_store(lake, file_store)
+    assert every_table(lake) == every_table(file_store)
+    manifest = export.export_parquet(lake, tmp_path / "parquet")
+    assert manifest == {**export.export_parquet(file_store, tmp_path / "from-file"), "store": lake.url}
+
+
+def test_four_processes_opening_a_new_lake_at_once_all_ingest(lake: LakeStore) -> None:
+    """They race to create the lake's tables: the losers start over (DuckLake 1.5.5 failed them with "Failed to
+    load DuckLake - Table entry ... does not have any columns")."""
+    files = PHASE_2[:2]
+    writers = [ingest_in_a_process(lake, files) for _ in range(4)]
+    outcomes = [writer.communicate(timeout=600) for writer in writers]
+    assert [writer.returncode for writer in writers] == [0] * 4, [failures(out) for out, _ in outcomes]
+    with store.writer(lake) as con:
+        assert con.execute("SELECT count(*), count(DISTINCT sha256) FROM sources").fetchone() == (2, 2)
+        assert con.execute("SELECT count(*) FROM schema_migrations").fetchone() == (len(store.migration_files()),)
