@@ -1,7 +1,8 @@
-"""A team store: DuckLake with a SQLite catalog, written by several processes and read while they write.
+"""A team store: DuckLake with its catalog in SQLite or in a real PostgreSQL (tests/postgres.py), written by
+several processes and read while they write.
 
 The same files ingested into a DuckDB file and into a lake give the same rows; writers that race on
-overlapping files store each file once; readers see a consistent store throughout; the pages show the
+overlapping files, or on a new lake, store each file once; a page reads one snapshot; the pages show the
 lake's figures.
 """
 from __future__ import annotations
