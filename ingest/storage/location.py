@@ -112,7 +112,7 @@ def extension_file(wheel: str, extension: str) -> Path | None:
 
 
 # One in-memory DuckDB per lake per process, with the extensions loaded and the lake attached; every connection
-# is a cursor of it. Loading the two extensions costs 0.3-0.8 s (DuckDB checks each file's signature), a cursor
+# is a cursor of it. Loading the two extensions measured 0.3-0.8 s per connection, a cursor
 # ~5 ms, and a page opens several.
 _lakes: dict[LakeStore, duckdb.DuckDBPyConnection] = {}
 _lakes_lock = threading.Lock()
