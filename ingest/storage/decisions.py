@@ -89,8 +89,7 @@ def record_decision(
 
 
 def _insert(con: duckdb.DuckDBPyConnection, row: list[Any]) -> None:
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with store.transaction(con):
         con.execute(
             """
             INSERT INTO decisions (decision_id, created_at, title, phase, verdict, note_md, session_ids,
@@ -100,7 +99,3 @@ def _insert(con: duckdb.DuckDBPyConnection, row: list[Any]) -> None:
             row,
         )
         store.touch_last_change(con)
-        con.execute("COMMIT")
-    except Exception:
-        store.rollback(con)
-        raise

@@ -51,8 +51,7 @@ def import_store(db_path: StoreRef, other: Path) -> ImportResult:
 
 def copy_new_sources(theirs: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConnection) -> ImportResult:
     """The import's one transaction: OTHER's sources this store lacks, their rows, the decisions it lacks."""
-    con.execute("BEGIN TRANSACTION")  # what this store holds is read inside it: another writer of a lake may add meanwhile
-    try:
+    with store.transaction(con):  # what this store holds is read inside it: another writer of a lake may add meanwhile
         ours = {sha for (sha,) in con.execute("SELECT sha256 FROM sources").fetchall()}
         listed = theirs.execute("SELECT source_id, sha256 FROM sources").fetchall()
         new = [source_id for source_id, sha in listed if sha not in ours]
@@ -70,10 +69,6 @@ def copy_new_sources(theirs: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConn
             store.relink_traces(con)
         if new or decisions:
             store.touch_last_change(con)
-        con.execute("COMMIT")
-    except Exception:
-        store.rollback(con)
-        raise
     return ImportResult(len(new), len(listed) - len(new), rows, decisions)
 
 

@@ -71,8 +71,7 @@ def relabel(db_path: StoreRef, change: LabelChange) -> LabelReport:
 
 
 def _relabel(con: duckdb.DuckDBPyConnection, db_path: StoreRef, change: LabelChange, report: LabelReport) -> LabelReport:
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with store.transaction(con):
         chosen = chosen_sources(con, change, db_path)
         shown = variants_shown(con)
         for source_id, path, old_phase in chosen:
@@ -88,10 +87,6 @@ def _relabel(con: duckdb.DuckDBPyConnection, db_path: StoreRef, change: LabelCha
         run_windows.rebuild(con)
         store.relink_traces(con)
         store.touch_last_change(con)
-        con.execute("COMMIT")
-    except Exception:
-        store.rollback(con)
-        raise
     return report
 
 

@@ -82,8 +82,7 @@ NEWER_DUCKDB_HINT = ("ingest its files again into a new store (`specdash ingest 
 
 
 def is_written_by_a_newer_duckdb(error: Exception) -> bool:
-    return "created with an newer version of duckdb" in str(error).lower() or \
-        "created with a newer version of duckdb" in str(error).lower()
+    return re.search(r"created with an? newer version of duckdb", str(error), re.IGNORECASE) is not None
 
 
 def connect(db_path: StoreRef, *, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -498,6 +497,18 @@ def _load(
     return LoadResult(source_id, False, parsed.rows_loaded, parsed.lines_skipped)
 
 
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The block as one transaction: committed at its end, rolled back if it raises."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+        con.execute("COMMIT")
+    except Exception:
+        rollback(con)
+        raise
+
+
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
     """Roll back the open transaction; a COMMIT that failed has ended it already."""
     try:
@@ -796,10 +807,10 @@ def touch_last_change(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def set_meta(db_path: StoreRef, key: str, value: str) -> None:
-    with writer(db_path) as con:
-        con.execute("BEGIN TRANSACTION")
-        put_meta(con, key, value)
-        con.execute("COMMIT")
+    def write(con: duckdb.DuckDBPyConnection) -> None:
+        with transaction(con):
+            put_meta(con, key, value)
+    retried_on_conflict(db_path, write)
 
 
 # --- status -----------------------------------------------------------------------------------
