@@ -147,7 +147,8 @@ def explanation_lines(path: Path) -> list[str]:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    info = store.status(store.resolve_db_path(args.db, args.data_path))
+    db = store.resolve_db_path(args.db, args.data_path)
+    info = store.status(db)
     if args.json:
         print(json.dumps(info, indent=2, default=str))
         return 0
@@ -159,10 +160,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"  {name:<16} {count:>10,} rows")
     for kind, count in info["sources_by_kind"].items():
         print(f"  source kind {kind:<20} {count}")
-    print("\n".join(sweep_lines(Path(info["db"]))))
+    print("\n".join(sweep_lines(db)))
     print(f"  migrations: {', '.join(info['migrations'])}")
     if args.sessions:
-        print("\n".join(session_lines(store.session_list(Path(info["db"])))))
+        print("\n".join(session_lines(store.session_list(db))))
     return 0
 
 

@@ -93,6 +93,10 @@ def test_the_store_command_line_takes_a_lake_and_the_environment_names_one(
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert store.status(lake)["rows"]["sources"] == 1
+    shown = subprocess.run(specdash_command("status", "--sessions", "--store", lake.url, "--data-path", lake.data_path),
+                           capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert shown.returncode == 0 and shown.stderr == "", shown.stderr  # it once opened the URL as a file's path
+    assert f"store: {lake.url}" in shown.stdout
 
 
 def test_a_lake_holds_the_same_rows_as_a_store_file(lake: LakeStore, file_store: Path) -> None:

@@ -88,7 +88,8 @@ def is_written_by_a_newer_duckdb(error: Exception) -> bool:
 def connect(db_path: StoreRef, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     if isinstance(db_path, LakeStore):
         return connect_lake(db_path)
-    return duckdb.connect(str(db_path), read_only=read_only)
+    # Never a download: a path DuckDB reads as an extension's (``ducklake:…`` given as a Path) fails instead.
+    return duckdb.connect(str(db_path), read_only=read_only, config={"autoinstall_known_extensions": False})
 
 
 def open_with_retry(db_path: StoreRef, *, read_only: bool, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
