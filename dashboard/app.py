@@ -35,6 +35,7 @@ with st.sidebar:
         st.rerun()
     st.caption("Every view's selection is in the page URL: copy it to share this exact view.")
 
+queries.read_as_of(None)  # only a page that asks reads a past snapshot
 try:
     with shared_reads():  # the page's reads share one connection to the store, closed when it is done
         navigation.run()

@@ -19,7 +19,7 @@ import streamlit as st
 
 from dashboard.analysis import data, evidence, palette, rawlog
 from dashboard.state import Keys
-from ingest.storage.location import LAKE_PREFIX, as_store
+from ingest.storage.location import LAKE_PREFIX, LakeStore, as_store
 from ingest.storage.store import resolve_db_path
 
 P = ParamSpec("P")
@@ -28,6 +28,19 @@ R = TypeVar("R")
 
 def db_path() -> str:
     return str(resolve_db_path(None))
+
+
+def read_as_of(snapshot: int | None) -> None:
+    """This rerun's readers read a lake as it was at ``snapshot`` (None: as it is now). app.py resets it before
+    every page, so only the page that sets it reads the past (the Run page's time travel)."""
+    st.session_state[Keys.as_of] = snapshot
+
+
+def reader_store() -> str:
+    """The store this rerun's readers read: the store, or a past snapshot of its lake (``read_as_of``)."""
+    snapshot = st.session_state.get(Keys.as_of)
+    store = as_store(db_path())
+    return str(store.at(snapshot)) if snapshot is not None and isinstance(store, LakeStore) else db_path()
 
 
 def on_disk(path: str) -> tuple[tuple[int, int, int, int] | None, ...]:
@@ -107,7 +120,7 @@ def cached(reader: Callable[Concatenate[str, P], R]) -> Callable[P, R]:
     def read(*args: P.args, **kwargs: P.kwargs) -> R:
         frozen_args = tuple(_frozen(a) for a in args)
         frozen_kwargs = tuple(sorted((k, _frozen(v)) for k, v in kwargs.items()))
-        result: R = _cached(name, reader, db_path(), change_id(), frozen_args, frozen_kwargs)
+        result: R = _cached(name, reader, reader_store(), change_id(), frozen_args, frozen_kwargs)
         return result
 
     read.__name__, read.__qualname__, read.__doc__ = reader.__name__, reader.__qualname__, reader.__doc__
@@ -182,6 +195,7 @@ top_kernels = cached(data.top_kernels)
 session_positions = cached(data.session_positions)
 variant_origins = cached(data.variant_origins)
 variant_order = cached(data.variant_order)
+lake_history = cached(data.lake_history)
 
 
 def variant_colors() -> palette.VariantColors:

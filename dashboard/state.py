@@ -120,6 +120,7 @@ RUN = Param("run", "w_run")
 DIFF_ONLY = Param("diff_only", "w_diff_only")
 LOG_SEARCH = Param("q", "w_log_search")
 DECISION = Param("decision", "w_decision")
+AS_OF = Param("as_of", "w_as_of")  # Run: a lake's snapshot to read the store as of
 # The Acceptance page's own variant choice: kept apart from VARIANTS, which Compare and Break-even share.
 ACCEPTANCE_VARIANTS = Param("acceptance_variant", "acceptance_variants")
 
@@ -130,6 +131,7 @@ class Keys:
     """Session-state keys of widgets whose value does not belong in the URL, and of the app's own memory."""
 
     change_id = "store_change_id"  # (db, last_change) read by this rerun's store guard
+    as_of = "store_as_of"  # the lake snapshot this rerun's readers read (queries.read_as_of), None: now
 
     compare_points = "w_compare_points"
     compare_page = "w_compare_page"

@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 from dashboard import queries
-from dashboard.analysis import data
+from dashboard.analysis import data, history, ledger
 from ingest.errors import StoreError
 from ingest.pipeline import ingest_paths
 from ingest.storage import export, imports, location, store
@@ -245,3 +245,35 @@ def test_four_processes_opening_a_new_lake_at_once_all_ingest(lake: LakeStore) -
     with store.writer(lake) as con:
         assert con.execute("SELECT count(*), count(DISTINCT sha256) FROM sources").fetchone() == (2, 2)
         assert con.execute("SELECT count(*) FROM schema_migrations").fetchone() == (len(store.migration_files()),)
+
+
+def test_the_run_page_reads_a_past_snapshot_and_a_decision_opens_on_its_own(
+    lake: LakeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every write is a snapshot named by its author and what it changed; Run reads the store as of one, and a
+    decision's evidence links open on the snapshot that recorded it."""
+    monkeypatch.setenv(location.DATA_PATH_ENV, lake.data_path)
+    first, second = DEMO / "baseline" / "bench.json", DEMO / "k2-drafter-ft" / "bench.json"
+    ingest_paths([first], lake, phase="phase-2")
+    ingest_paths([second], lake, phase="phase-2")
+    decision_id, _ = ledger.record(lake, title="ft against baseline", verdict="accepted", phase="phase-2", baseline="baseline")
+    snapshots = data.lake_history(lake)
+    messages = snapshots.set_index("snapshot_id")["commit_message"]
+    after_first = int(messages.index[messages == f"ingest {first} (bench_json)"][0])
+    assert set(snapshots["author"].dropna()) == {store.committer()}
+    recorded = history.decision_snapshot(snapshots, decision_id)
+    assert recorded == int(snapshots["snapshot_id"].iloc[0]) and messages[recorded].startswith(f"decision {decision_id}:")
+
+    now = run_page("views/run.py", lake, monkeypatch)  # type: ignore[arg-type]
+    past = run_page("views/run.py", lake, monkeypatch, {"as_of": str(after_first)})  # type: ignore[arg-type]
+    assert [len(app.selectbox(key="w_session").options) for app in (now, past)] == [2, 1]
+    assert any(f"as it was at snapshot #{after_first}" in info.value for info in past.info)
+    assert not any("as it was at snapshot" in info.value for info in now.info)
+    ledger_page = run_page("views/decisions.py", lake, monkeypatch, {"decision": decision_id})  # type: ignore[arg-type]
+    assert any(f"at snapshot #{recorded}, which recorded this decision" in c.value for c in ledger_page.caption)
+
+
+def test_a_store_file_offers_no_past_snapshot(file_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert data.lake_history(file_store).empty
+    app = run_page("views/run.py", file_store, monkeypatch, {"as_of": "3"})
+    assert [box.label for box in app.selectbox][:1] == ["Session"] and not any("snapshot" in i.value for i in app.info)

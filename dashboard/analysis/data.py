@@ -23,7 +23,7 @@ from ingest.storage import run_windows
 from ingest.storage.labels import (
     NO_PHASE,  # evidence without --phase: a phase of its own on every page, and in $phases
 )
-from ingest.storage.location import LAKE_ALIAS, StoreRef, as_store
+from ingest.storage.location import LAKE_ALIAS, LakeStore, StoreRef, as_store
 from ingest.storage.sql import fetch_value
 from ingest.storage.store import (
     VIEWS_META_KEY,
@@ -104,6 +104,21 @@ def lake_snapshot(db_path: str | StoreRef) -> int | None:
         return None
     with reader(db_path) as con:
         return fetch_value(con, "SELECT max(snapshot_id) FROM ducklake_snapshots(?)", [LAKE_ALIAS])
+
+
+def lake_history(db_path: str | StoreRef) -> pd.DataFrame:
+    """A lake's snapshots, newest first: when (UTC), by whom, what (the writer's commit message), and whether this
+    specdash can read the store as of it (``same_schema``: its tables and views are today's; a snapshot before a
+    migration is not). Empty for a DuckDB file, which keeps no history."""
+    store = as_store(db_path)
+    if not isinstance(store, LakeStore) or not store.exists():
+        return pd.DataFrame(columns=["snapshot_id", "snapshot_time", "author", "commit_message", "same_schema"])
+    return frame(store.at(None), """
+        SELECT snapshot_id, timezone('UTC', snapshot_time) AS snapshot_time, author, commit_message,
+               schema_version = max(schema_version) OVER () AS same_schema
+        FROM ducklake_snapshots(?)
+        ORDER BY snapshot_id DESC
+    """, [LAKE_ALIAS])
 
 
 def store_state(db_path: str | StoreRef) -> dict[str, Any]:

@@ -13,12 +13,22 @@ from dashboard.analysis import (
     definitions,
     evidence,
     frames,
+    history,
     ledger,
     sampling,
     summary,
 )
 from dashboard.analysis.data import NO_PHASE
-from dashboard.state import BASELINE, DECISION, METRIC, PHASES, SESSION, VARIANTS, Keys
+from dashboard.state import (
+    AS_OF,
+    BASELINE,
+    DECISION,
+    METRIC,
+    PHASES,
+    SESSION,
+    VARIANTS,
+    Keys,
+)
 from ingest.errors import SpecdashError
 from ingest.storage.decisions import VERDICTS
 
@@ -89,11 +99,14 @@ else:
     if frozen.get("comparability"):
         ui.table(frames.findings_table(frozen["comparability"]), lines=2)
         ui.export_buttons(frames.findings_table(frozen["comparability"]), f"{stem}-comparability")
-    st.caption("Evidence sessions:")
+    recorded_at = history.decision_snapshot(queries.lake_history(), row["decision_id"])
+    as_recorded = {} if recorded_at is None else {AS_OF.url: str(recorded_at)}
+    st.caption("Evidence sessions" + ("" if recorded_at is None else
+               f" (each opens on Run as the store was at snapshot #{recorded_at}, which recorded this decision)") + ":")
     for session in frozen["sessions"]:
         st.page_link("views/run.py", label=f"{session['variant']} · {session['phase'] or 'no phase'} · "
                                            f"{str(session['started_at']).replace('T', ' ')}",
-                     icon=":material/search:", query_params={SESSION.url: session["session_id"]})
+                     icon=":material/search:", query_params={SESSION.url: session["session_id"], **as_recorded})
 
     link = ui.app_url("decisions", {DECISION.url: row["decision_id"]})
     markdown = summary.decision_markdown(row, frozen, link, check.reasons if check.stale else None)

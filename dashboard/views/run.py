@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import acceptance_charts, charts, queries, sections, ui
+from dashboard import acceptance_charts, charts, queries, sections, snapshot_ui, ui
 from dashboard.analysis import (
     acceptance,
     compare,
@@ -43,7 +43,11 @@ store = ui.require_store()
 ui.demo_note(store)
 
 # --- controls -----------------------------------------------------------------------------------
+as_of = snapshot_ui.as_of_picker()  # a team store's past version, read by every query below
 sessions = queries.sessions()
+if sessions.empty and as_of is not None:
+    st.info(f"At snapshot #{as_of} the store held no session yet: pick a later one.")
+    st.stop()
 if sessions.empty:
     ui.lacking(store, "none of them is a session (a benchmark, a server lifetime, a bench record or a trace set)",
                "specdash ingest server.log bench_serving.jsonl --phase PHASE")

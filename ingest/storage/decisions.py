@@ -89,7 +89,7 @@ def record_decision(
 
 
 def _insert(con: duckdb.DuckDBPyConnection, row: list[Any]) -> None:
-    with store.transaction(con):
+    with store.transaction(con, f"decision {row[0]}: {row[2]}"):
         con.execute(
             """
             INSERT INTO decisions (decision_id, created_at, title, phase, verdict, note_md, session_ids,

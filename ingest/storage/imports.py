@@ -46,12 +46,12 @@ def import_store(db_path: StoreRef, other: Path) -> ImportResult:
     # OTHER is read on a connection of its own and its rows stream over as Arrow batches: ATTACH would take its path
     # only as SQL text before DuckDB 2.0.
     with readable_copy(other) as readable, store.open_with_retry(readable, read_only=True) as theirs:
-        return store.retried_on_conflict(db_path, lambda con: copy_new_sources(theirs, con))
+        return store.retried_on_conflict(db_path, lambda con: copy_new_sources(theirs, con, other))
 
 
-def copy_new_sources(theirs: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConnection) -> ImportResult:
+def copy_new_sources(theirs: duckdb.DuckDBPyConnection, con: duckdb.DuckDBPyConnection, other: Path) -> ImportResult:
     """The import's one transaction: OTHER's sources this store lacks, their rows, the decisions it lacks."""
-    with store.transaction(con):  # what this store holds is read inside it: another writer of a lake may add meanwhile
+    with store.transaction(con, f"import {other}"):  # what this store holds is read inside it: another writer of a lake may add meanwhile
         ours = {sha for (sha,) in con.execute("SELECT sha256 FROM sources").fetchall()}
         listed = theirs.execute("SELECT source_id, sha256 FROM sources").fetchall()
         new = [source_id for source_id, sha in listed if sha not in ours]

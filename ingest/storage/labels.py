@@ -71,7 +71,7 @@ def relabel(db_path: StoreRef, change: LabelChange) -> LabelReport:
 
 
 def _relabel(con: duckdb.DuckDBPyConnection, db_path: StoreRef, change: LabelChange, report: LabelReport) -> LabelReport:
-    with store.transaction(con):
+    with store.transaction(con, f"relabel: {report.action} (change {report.change_id})"):
         chosen = chosen_sources(con, change, db_path)
         shown = variants_shown(con)
         for source_id, path, old_phase in chosen:

@@ -15,8 +15,9 @@ import os
 import sqlite3
 import tempfile
 import threading
+from collections import OrderedDict
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -25,6 +26,11 @@ from ingest.errors import StoreError
 
 LAKE_PREFIX = "ducklake:"
 LAKE_ALIAS = "store"  # the name a lake is attached under
+# How a store's text names one of its past snapshots (time travel): after the URL, which the dashboard passes on as
+# text. A libpq connection string or a file name holding it is not a store anyone has.
+SNAPSHOT_MARK = "#snapshot="
+# Past snapshots a process keeps attached at once: each holds a catalog connection (PostgreSQL allows 100 by default).
+PAST_SNAPSHOTS_KEPT = 4
 DATA_PATH_ENV = "SPECDASH_DATA_PATH"
 STORE_FORMS = "a .duckdb file, ducklake:sqlite:FILE or ducklake:postgres:CONNINFO"
 # The wheel of each extension a lake needs, by catalog engine; the files sit in extensions/v<duckdb>/.
@@ -40,18 +46,25 @@ TEAM_HINT = ("install the team extra: pip install -e '.[team]' (it pins DuckDB t
 @dataclass(frozen=True)
 class LakeStore:
     """A DuckLake store. ``engine`` is ``sqlite`` or ``postgres``; ``catalog`` what follows ``engine:`` in the URL
-    (an absolute file for SQLite, a libpq connection string for PostgreSQL)."""
+    (an absolute file for SQLite, a libpq connection string for PostgreSQL). With ``snapshot``, the store as it was
+    at that snapshot (DuckLake's time travel): read-only."""
 
     engine: str
     catalog: str
     data_path: str
+    snapshot: int | None = None
 
     @property
     def url(self) -> str:
+        """What ATTACH takes (without the snapshot, which is an ATTACH option)."""
         return f"{LAKE_PREFIX}{self.engine}:{self.catalog}"
 
     def __str__(self) -> str:
-        return self.url
+        return self.url if self.snapshot is None else f"{self.url}{SNAPSHOT_MARK}{self.snapshot}"
+
+    def at(self, snapshot: int | None) -> LakeStore:
+        """This store as of ``snapshot`` (None: as it is now)."""
+        return replace(self, snapshot=snapshot)
 
     @property
     def name(self) -> str:
@@ -84,6 +97,13 @@ def parse_store(given: str | Path, data_path: str | None = None) -> StoreRef:
     a SQLite catalog keeps them beside itself by default, a PostgreSQL one needs it said."""
     if isinstance(given, Path) or not given.startswith(LAKE_PREFIX):
         return Path(given)
+    url, marked, snapshot = given.rpartition(SNAPSHOT_MARK)
+    if marked:
+        if not snapshot.isdigit():
+            raise StoreError(given, f"names no snapshot after {SNAPSHOT_MARK!r}", hint="give a snapshot number, e.g. #snapshot=12")
+        lake = parse_store(url, data_path)
+        if isinstance(lake, LakeStore):
+            return lake.at(int(snapshot))
     engine, _, catalog = given.removeprefix(LAKE_PREFIX).partition(":")
     data_path = data_path or os.environ.get(DATA_PATH_ENV) or None
     if engine == "sqlite" and catalog:
@@ -111,10 +131,10 @@ def extension_file(wheel: str, extension: str) -> Path | None:
     return found if found.exists() else None
 
 
-# One in-memory DuckDB per lake per process, with the extensions loaded and the lake attached; every connection
-# is a cursor of it. Loading the two extensions measured 0.3-0.8 s per connection, a cursor
-# ~5 ms, and a page opens several.
-_lakes: dict[LakeStore, duckdb.DuckDBPyConnection] = {}
+# One in-memory DuckDB per lake (and per past snapshot shown) per process, with the extensions loaded and the lake
+# attached; every connection is a cursor of it. Loading the two extensions measured 0.3-0.8 s per connection, a
+# cursor ~5 ms, and a page opens several. Most recently used last.
+_lakes: OrderedDict[LakeStore, duckdb.DuckDBPyConnection] = OrderedDict()
 _lakes_lock = threading.Lock()
 
 
@@ -128,6 +148,8 @@ def connect_lake(store: LakeStore) -> duckdb.DuckDBPyConnection:
         database = _lakes.get(store)
         if database is None:
             database = _lakes[store] = _attach(store)
+            _forget_past_snapshots(keep=PAST_SNAPSHOTS_KEPT)
+        _lakes.move_to_end(store)
         con = database.cursor()
     try:
         con.execute(f"USE {LAKE_ALIAS}")
@@ -149,11 +171,20 @@ def _attach(store: LakeStore) -> duckdb.DuckDBPyConnection:
                 raise StoreError(store, f"needs DuckDB's {extension} extension {duckdb.__version__}, "
                                         f"which is not installed", hint=TEAM_HINT)
             database.execute(f"LOAD {sql_literal(str(file))}")
-        database.execute(f"ATTACH {sql_literal(store.url)} AS {LAKE_ALIAS} (DATA_PATH {sql_literal(store.data_path)})")
+        as_of = "" if store.snapshot is None else f", SNAPSHOT_VERSION {int(store.snapshot)}"
+        database.execute(f"ATTACH {sql_literal(store.url)} AS {LAKE_ALIAS} (DATA_PATH {sql_literal(store.data_path)}{as_of})")
     except BaseException:
         database.close()
         raise
     return database
+
+
+def _forget_past_snapshots(keep: int) -> None:
+    """Close the least recently used past-snapshot databases beyond ``keep`` (called holding the lock). A reader
+    still inside one would fail, which takes ``keep`` other snapshots opened by this server during its query."""
+    past = [store for store in _lakes if store.snapshot is not None]
+    for store in past[:max(0, len(past) - keep)]:
+        _lakes.pop(store).close()
 
 
 def start_sqlite_catalog(file: Path) -> None:

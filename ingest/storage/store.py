@@ -8,11 +8,13 @@ turns on the file lock, with a bounded retry instead of an error.
 """
 from __future__ import annotations
 
+import getpass
 import hashlib
 import json
 import os
 import random
 import re
+import socket
 import threading
 import time
 import uuid
@@ -30,7 +32,13 @@ import pyarrow as pa
 from ingest.errors import IngestError, StoreBusy, StoreError
 from ingest.model import ParsedSource
 from ingest.storage import run_windows
-from ingest.storage.location import LakeStore, StoreRef, connect_lake, parse_store
+from ingest.storage.location import (
+    LAKE_ALIAS,
+    LakeStore,
+    StoreRef,
+    connect_lake,
+    parse_store,
+)
 from ingest.storage.spool import Pieces, spooled
 from ingest.storage.sql import fetch_value, put_meta
 from ingest.tables import SCHEMAS
@@ -340,6 +348,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
         return []
     con.execute("BEGIN TRANSACTION")
     try:
+        describe_commit(con, f"migrate: {', '.join(m.name for m in pending) or 'views'}")
         for _, tables, _ in pending:
             if duckdb.extract_statements(tables):  # comments only: a migration whose views moved to views.sql
                 con.execute(lake_ddl(tables) if lake else tables)
@@ -472,6 +481,7 @@ def _load(
     source_id = source_id_for(sha256)
     con.execute("BEGIN TRANSACTION")
     try:
+        describe_commit(con, f"ingest {path} ({parsed.kind}){' --replace' if replace else ''}")
         if find_source(con, sha256) is not None:
             if not replace:
                 con.execute("ROLLBACK")
@@ -499,15 +509,33 @@ def _load(
 
 
 @contextmanager
-def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """The block as one transaction: committed at its end, rolled back if it raises."""
+def transaction(con: duckdb.DuckDBPyConnection, message: str) -> Iterator[None]:
+    """The block as one transaction: committed at its end, rolled back if it raises. ``message`` says what it
+    changes (``describe_commit``)."""
     con.execute("BEGIN TRANSACTION")
     try:
+        describe_commit(con, message)
         yield
         con.execute("COMMIT")
     except Exception:
         rollback(con)
         raise
+
+
+def describe_commit(con: duckdb.DuckDBPyConnection, message: str) -> None:
+    """In a lake, name who made the open transaction's snapshot and what it changes: ``ducklake_snapshots()``'s author
+    and commit_message, by which the Run page offers the store's past versions. A DuckDB file keeps no history."""
+    if is_lake(con):
+        con.execute(f"CALL {LAKE_ALIAS}.set_commit_message(?, ?)", [committer(), message])
+
+
+def committer() -> str:
+    """``user@host`` of this process: which of a team's machines wrote a snapshot."""
+    try:
+        user = getpass.getuser()
+    except (OSError, KeyError):  # no login name and no password entry (some containers)
+        user = str(os.getuid())
+    return f"{user}@{socket.gethostname()}"
 
 
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
@@ -809,7 +837,7 @@ def touch_last_change(con: duckdb.DuckDBPyConnection) -> None:
 
 def set_meta(db_path: StoreRef, key: str, value: str) -> None:
     def write(con: duckdb.DuckDBPyConnection) -> None:
-        with transaction(con):
+        with transaction(con, f"set {key}"):
             put_meta(con, key, value)
     retried_on_conflict(db_path, write)
 
