@@ -46,7 +46,7 @@ WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: check browser postgres
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile --durations=25
 
-bench: $(VENV)/.installed browser
+bench: $(VENV)/.installed browser postgres
 	$(PY) bench/run.py
 
 clean:

@@ -146,12 +146,7 @@ def reference_served(db: Path, folder: Path) -> Iterator[str]:
             wait_until_up(process, base, folder / f"reference-{port}.log")
             yield base
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+            helpers.stop(process)
 
 
 def wait_until_up(process: subprocess.Popen[bytes], base: str, output: Path, startup_s: float = 60.0) -> None:

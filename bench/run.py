@@ -1,12 +1,13 @@
 """Run specdash's speed benchmarks and append the results to bench/RESULTS.md.
 
-    python bench/run.py                      # all seven, the issue's sizes
+    python bench/run.py                      # all eight, the issue's sizes
     python bench/run.py --scale 0.1          # a quick run: a tenth of every input
     python bench/run.py --only log,trace     # some of them
     python bench/run.py --only drafter       # the 2 GB drafter checkpoint inspection
     python bench/run.py --only acceptance    # 1 M per-request records: ingest vs json.loads, the Acceptance page
     python bench/run.py --only pages         # every dashboard page vs a minimal Streamlit page, demo store (≈8 min)
     python bench/run.py --only files         # a directory of 400 small files: ingest vs parsing them alone
+    python bench/run.py --only lake          # every page on a DuckLake/PostgreSQL store vs the DuckDB file (≈12 min)
     SPECDASH_BENCH_SCALE=0.1 make bench      # the same knob from the environment
 
 Not part of ``make test``: pytest's testpaths is ``tests``. Generated inputs are
@@ -37,7 +38,7 @@ from bench.harness import (  # noqa: E402
     run_header,
 )
 
-BENCHMARKS = ("log", "trace", "dashboard", "drafter", "acceptance", "pages", "files")
+BENCHMARKS = ("log", "trace", "dashboard", "drafter", "acceptance", "pages", "files", "lake")
 DISK_NEEDED_GB = 4.0  # 1 GB log + 0.1 GB log + trace + stores (+ 0.66 GB of requests and their stores), with room to spare
 
 
@@ -75,6 +76,10 @@ def run_one(name: str, scale: float, repeats: int) -> Section:
         from bench import bench_files
 
         return bench_files.run(scale, repeats)
+    if name == "lake":
+        from bench import bench_lake
+
+        return bench_lake.run(scale, repeats)
     from bench import bench_dashboard
 
     return bench_dashboard.run(scale, repeats)

@@ -22,6 +22,10 @@ def as_of_picker() -> int | None:
     newest = history.iloc[0]
     labels = {NOW: f"now · {snapshots.snapshot_label(newest)}",
               **{str(row["snapshot_id"]): snapshots.snapshot_label(row) for _, row in past.iterrows()}}
+    newest_asked = AS_OF.url_value() == str(newest["snapshot_id"]) != AS_OF.remembered()
+    if newest_asked:  # a link to the snapshot that is still the newest (a decision nothing came after): now
+        st.query_params.pop(AS_OF.url)
+        st.session_state[AS_OF.key] = NOW
     AS_OF.seed_value(list(labels), NOW)
     older = snapshots.unreadable_count(history)
     st.columns(2)[0].selectbox(
@@ -32,6 +36,8 @@ def as_of_picker() -> int | None:
                 "by this version." if older else ""))
     AS_OF.publish()
     picked = st.session_state[AS_OF.key]
+    if newest_asked:
+        st.caption(f"The link's snapshot #{newest['snapshot_id']} is the store's newest: nothing has changed since.")
     if picked == NOW:
         return None
     snapshot = int(picked)

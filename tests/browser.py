@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from ingest.storage.location import StoreRef
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -121,10 +123,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def served(db: Path, *extra: str, env: dict[str, str] | None = None, startup_s: float = 60.0) -> Iterator[str]:
-    """`specdash serve` (with ``extra`` arguments) on a free port; yields its base URL and stops it afterwards.
+def served(db: StoreRef, *extra: str, env: dict[str, str] | None = None, startup_s: float = 60.0) -> Iterator[str]:
+    """`specdash serve` (with ``extra`` arguments) on a free port, of a store file or a lake; yields its base URL and
+    stops it afterwards.
 
-    The server's output goes to ``serve-PORT.log`` beside the store.
+    The server's output goes to ``serve-PORT.log`` beside the store (a lake's: beside its data folder).
     """
     port = free_port()
     log_path = db.parent / f"serve-{port}.log"
@@ -145,12 +148,17 @@ def served(db: Path, *extra: str, env: dict[str, str] | None = None, startup_s: 
                 time.sleep(0.3)
             yield base
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+            stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End a server: asked first, killed after 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
 
 
 @contextmanager

@@ -250,9 +250,9 @@ IDENTIFIER_SOURCES = {"data_tables", "table_columns", "relations", "base_tables"
 IDENTIFIER_MAPPINGS = {"SCHEMAS"}
 # SQL text shipped inside the package (the migration files, the views).
 SHIPPED_SQL_SOURCES = {"migration_files", "views_sql"}
-# Values whose text cannot carry SQL syntax: numbers, and a string quoted as one SQL literal (ATTACH and LOAD
-# take no bound parameter for a path).
-HARMLESS_CALLS = {"int", "float", "len", "sql_literal"}
+# Values whose text cannot carry SQL syntax: numbers, a string quoted as one SQL literal (ATTACH and LOAD
+# take no bound parameter for a path), and the S3 secret statement, whose every value is one (CREATE SECRET takes none).
+HARMLESS_CALLS = {"int", "float", "len", "sql_literal", "s3_secret"}
 # Rewrites of shipped SQL for another engine (a DuckLake takes no keys or indexes): trusted when their input is.
 SQL_REWRITES = {"lake_ddl"}
 

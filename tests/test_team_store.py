@@ -7,9 +7,11 @@ lake's figures.
 """
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +25,13 @@ from ingest.pipeline import ingest_paths
 from ingest.storage import export, imports, location, store
 from ingest.storage.location import LakeStore, parse_store
 from tests.postgres import new_database, running_postgres
-from tests.reliability_helpers import ROOT, specdash_command, write_bench_json
+from tests.reliability_helpers import (
+    ROOT,
+    source_row_problems,
+    specdash_command,
+    write_bench_json,
+    write_server_log,
+)
 from tests.stores import ingested_store
 from tests.test_app import run_page
 
@@ -271,9 +279,84 @@ def test_the_run_page_reads_a_past_snapshot_and_a_decision_opens_on_its_own(
     assert not any("as it was at snapshot" in info.value for info in now.info)
     ledger_page = run_page("views/decisions.py", lake, monkeypatch, {"decision": decision_id})  # type: ignore[arg-type]
     assert any(f"at snapshot #{recorded}, which recorded this decision" in c.value for c in ledger_page.caption)
+    newest = run_page("views/run.py", lake, monkeypatch, {"as_of": str(recorded)})  # type: ignore[arg-type]
+    assert any(f"snapshot #{recorded} is the store's newest" in c.value for c in newest.caption)
+    assert not newest.warning and len(newest.selectbox(key="w_session").options) == 2
 
 
 def test_a_store_file_offers_no_past_snapshot(file_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert data.lake_history(file_store).empty
     app = run_page("views/run.py", file_store, monkeypatch, {"as_of": "3"})
     assert [box.label for box in app.selectbox][:1] == ["Session"] and not any("snapshot" in i.value for i in app.info)
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    """An S3 server in this process (moto's), reached over HTTP on a local port: ``http://127.0.0.1:PORT``."""
+    moto_server = pytest.importorskip("moto.server")
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+def test_a_lake_keeps_its_parquet_files_in_s3(s3_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--data-path s3://…``: the extensions' httpfs, credentials and endpoint from the AWS variables."""
+    for name, value in {"AWS_ENDPOINT_URL": s3_endpoint, "AWS_ACCESS_KEY_ID": "specdash", "AWS_SECRET_ACCESS_KEY": "test",
+                        "AWS_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(name, value)
+    urllib.request.urlopen(urllib.request.Request(f"{s3_endpoint}/team-lake", method="PUT"), timeout=30).close()
+    files = [DEMO / "k2-drafter-ft" / "bench.json", DEMO / "k2-drafter-ft" / "server.log"]
+    lake = parse_store(f"ducklake:sqlite:{tmp_path / 'team.sqlite'}", "s3://team-lake/specdash/")
+    assert not [report for report in ingest_paths(files, lake) if report.error]
+    ingest_paths(files, tmp_path / "file.duckdb")
+    assert every_table(lake) == every_table(tmp_path / "file.duckdb")
+    with urllib.request.urlopen(f"{s3_endpoint}/team-lake?list-type=2", timeout=30) as listing:
+        keys = re.findall(r"<Key>([^<]+)</Key>", listing.read().decode())
+    assert keys and all(key.startswith("specdash/") and key.endswith(".parquet") for key in keys)
+    assert not list(tmp_path.rglob("*.parquet"))  # nothing of the lake's data on this machine
+
+
+def test_the_s3_secret_takes_what_the_aws_variables_say() -> None:
+    assert location.s3_secret({}) == "CREATE OR REPLACE SECRET specdash_s3 (TYPE s3)"  # DuckDB's defaults
+    secret = location.s3_secret({"AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "it's", "AWS_DEFAULT_REGION": "eu-west-1",
+                                 "AWS_ENDPOINT_URL": "https://minio.lab:9000/"})
+    assert secret == ("CREATE OR REPLACE SECRET specdash_s3 (TYPE s3, KEY_ID 'AK', SECRET 'it''s', REGION 'eu-west-1', "
+                      "ENDPOINT 'minio.lab:9000', URL_STYLE 'path', USE_SSL true)")
+
+
+def test_a_writer_killed_while_its_rows_are_in_flight_leaves_no_part_of_its_file(lake: LakeStore, tmp_path: Path) -> None:
+    """SIGKILL as soon as the big log's first Parquet file reaches the data folder (written before the commit): the
+    lake holds every file whole or not at all, and the next ingest completes the work."""
+    big = tmp_path / "server.log"
+    write_server_log(big, megabytes=6, seed=33)
+    files = [big, *PHASE_2[:2]]
+    data_folder = Path(lake.data_path)
+    writer = ingest_in_a_process(lake, files)
+    deadline = time.monotonic() + 300
+    while writer.poll() is None and not list(data_folder.rglob("*.parquet")) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert writer.poll() is None, "the ingest ended before its first Parquet file was seen: nothing was killed mid-write"
+    writer.kill()
+    writer.communicate(timeout=60)
+    with store.writer(lake) as con:
+        assert source_row_problems(con) == []
+        assert con.execute("SELECT count(*) FROM sources").fetchone() == (0,)  # the log came first: nothing committed
+    finished = ingest_in_a_process(lake, files)
+    out, _ = finished.communicate(timeout=600)
+    assert finished.returncode == 0, failures(out)
+    with store.writer(lake) as con:
+        assert source_row_problems(con) == []
+        assert con.execute("SELECT count(*) FROM sources").fetchone() == (len(files),)
+
+
+def test_a_lake_writer_leaves_the_readers_of_its_process_their_memory(lake: LakeStore) -> None:
+    """Readers and writers of a lake share one database per process, whose settings are global: the file writer's
+    96 MB limit there failed a page's query ("failed to pin block") once the same server had recorded a decision."""
+    with store.read_connection(lake, wait_s=10) as con:
+        before = con.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')").fetchone()
+    store.set_meta(lake, "written", "by this process")
+    with store.read_connection(lake, wait_s=10) as con:
+        after = con.execute("SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')").fetchone()
+    assert after == before and after[1] is True

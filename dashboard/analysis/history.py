@@ -12,6 +12,9 @@ import pandas as pd
 
 MESSAGE_SHOWN = 90  # characters of a commit message in a picker's label
 DECISION_MESSAGE = re.compile(r"^decision (?P<decision_id>\w+):")
+# A path of more than two parts in a message, shown by its last two: the folder names the variant or phase, and a
+# picker's label has room for little more.
+LONG_PATH = re.compile(r"(?:[^\s/]*/)+(?P<tail>[^\s/]+/[^\s/]+)")
 
 
 def past_snapshots(history: pd.DataFrame) -> pd.DataFrame:
@@ -26,12 +29,13 @@ def unreadable_count(history: pd.DataFrame) -> int:
 
 
 def snapshot_label(row: pd.Series) -> str:
-    """``#12 · 2026-12-07 20:01 UTC · alice@gpu3 · ingest runs/bench.json (sglang_bench)``."""
+    """``#12 · 2026-12-07 20:01:09 UTC · alice@gpu3 · ingest …/k2-drafter/bench.json (bench_json)``."""
     when = f"{pd.Timestamp(row['snapshot_time']):%Y-%m-%d %H:%M:%S} UTC"
     parts = [f"#{int(row['snapshot_id'])}", when]
     if isinstance(row["author"], str) and row["author"]:
         parts.append(row["author"])
     message = row["commit_message"] if isinstance(row["commit_message"], str) and row["commit_message"] else "(no message)"
+    message = LONG_PATH.sub(lambda found: f"…/{found['tail']}", message)
     parts.append(message if len(message) <= MESSAGE_SHOWN else message[:MESSAGE_SHOWN - 1] + "…")
     return " · ".join(parts)
 

@@ -5,8 +5,9 @@ tables as Parquet files under a data path (a folder, or an object-store URL). sp
 kinds through the same SQL: a connection to a lake is an in-memory DuckDB with the lake attached and made
 current, so every unqualified table, view and macro name resolves in the lake.
 
-The extensions come from the ``[team]`` extra's wheels (``duckdb-extension-ducklake`` and the scanner of the
-catalog's engine), loaded from their files: DuckDB never downloads an extension here.
+The extensions come from the ``[team]`` extra's wheels (``duckdb-extension-ducklake``, the scanner of the
+catalog's engine, and ``httpfs`` for an ``s3://`` data path), loaded from their files: DuckDB never downloads an
+extension here.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import sqlite3
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,7 +40,13 @@ EXTENSION_WHEELS = {
     "ducklake": ("duckdb_extension_ducklake", "ducklake"),
     "sqlite": ("duckdb_extension_sqlite_scanner", "sqlite_scanner"),
     "postgres": ("duckdb_extension_postgres_scanner", "postgres_scanner"),
+    "s3": ("duckdb_extension_httpfs", "httpfs"),
 }
+# An object-store data path's credentials, from the variables every AWS SDK reads (AWS_ENDPOINT_URL names an
+# S3-compatible server: MinIO, Ceph, R2), as the options of DuckDB's S3 secret.
+S3_ENVIRONMENT = {"KEY_ID": "AWS_ACCESS_KEY_ID", "SECRET": "AWS_SECRET_ACCESS_KEY", "SESSION_TOKEN": "AWS_SESSION_TOKEN"}
+REGION_ENVIRONMENT = ("AWS_REGION", "AWS_DEFAULT_REGION")
+ENDPOINT_ENVIRONMENT = "AWS_ENDPOINT_URL"
 TEAM_HINT = ("install the team extra: pip install -e '.[team]' (it pins DuckDB to the version its extension "
              "wheels are built for)")
 
@@ -164,19 +172,39 @@ def _attach(store: LakeStore) -> duckdb.DuckDBPyConnection:
         start_sqlite_catalog(Path(store.catalog))
     database = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
-        for key in ("ducklake", store.engine):
+        in_s3 = store.data_path.startswith("s3://")
+        for key in ("ducklake", store.engine, *(["s3"] if in_s3 else [])):
             wheel, extension = EXTENSION_WHEELS[key]
             file = extension_file(wheel, extension)
             if file is None:
                 raise StoreError(store, f"needs DuckDB's {extension} extension {duckdb.__version__}, "
                                         f"which is not installed", hint=TEAM_HINT)
             database.execute(f"LOAD {sql_literal(str(file))}")
+        if in_s3:
+            database.execute(s3_secret(os.environ))
         as_of = "" if store.snapshot is None else f", SNAPSHOT_VERSION {int(store.snapshot)}"
         database.execute(f"ATTACH {sql_literal(store.url)} AS {LAKE_ALIAS} (DATA_PATH {sql_literal(store.data_path)}{as_of})")
     except BaseException:
         database.close()
         raise
     return database
+
+
+def s3_secret(environment: Mapping[str, str]) -> str:
+    """DuckDB's S3 secret from the AWS variables in ``environment`` (those not set are left to DuckDB's defaults);
+    an ``http://`` endpoint is an S3-compatible server without TLS, addressed by path (MinIO's way)."""
+    options = {option: environment[name] for option, name in S3_ENVIRONMENT.items() if environment.get(name)}
+    region = next((environment[name] for name in REGION_ENVIRONMENT if environment.get(name)), None)
+    if region:
+        options["REGION"] = region
+    endpoint = environment.get(ENDPOINT_ENVIRONMENT, "")
+    if endpoint:
+        scheme, _, address = endpoint.rpartition("://")
+        options["ENDPOINT"] = address.rstrip("/")
+        options["URL_STYLE"] = "path"
+        options["USE_SSL"] = "false" if scheme == "http" else "true"
+    listed = "".join(f", {option} {value if option == 'USE_SSL' else sql_literal(value)}" for option, value in options.items())
+    return f"CREATE OR REPLACE SECRET specdash_s3 (TYPE s3{listed})"
 
 
 def _forget_past_snapshots(keep: int) -> None:

@@ -33,7 +33,6 @@ from ingest.errors import IngestError, StoreBusy, StoreError
 from ingest.model import ParsedSource
 from ingest.storage import run_windows
 from ingest.storage.location import (
-    LAKE_ALIAS,
     LakeStore,
     StoreRef,
     connect_lake,
@@ -280,16 +279,8 @@ def _open_writer(db_path: StoreRef) -> duckdb.DuckDBPyConnection:
     try:
         if replayed:
             con.execute("CHECKPOINT")
-        con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
-        # Pages the writer's buffers were given are kept for its next buffers instead of being
-        # returned to the system and faulted in again (measured on a 4 M-row insert: 185 k → 80 k
-        # page faults, 1.12 → 0.97 s). DuckDB gives the memory back when the store is closed.
-        con.execute(f"SET block_allocator_memory = '{WRITER_MEMORY_LIMIT}'")
-        # Rows carry line_no / run_index; nothing reads them in storage order. Without the
-        # ordering constraint DuckDB inserts a big log's rows twice as fast (measured 2.1 → 1.0 s
-        # for 4.5 M rows).
-        con.execute("SET preserve_insertion_order = false")
         if isinstance(db_path, Path):
+            tune_file_writer(con)
             migrate(con)
         elif db_path not in _migrated_lakes:
             until_no_conflict(db_path, lambda: migrate(con), lost=is_migration_race)
@@ -298,6 +289,22 @@ def _open_writer(db_path: StoreRef) -> duckdb.DuckDBPyConnection:
         con.close()
         raise
     return con
+
+
+def tune_file_writer(con: duckdb.DuckDBPyConnection) -> None:
+    """A file store's writer settings. These settings are the database's, not the connection's, and a lake's writer
+    is a cursor of the database its process's readers use: there, the 96 MB limit failed Compare's queries ("failed
+    to pin block", measured) after any write by the same process, such as a decision recorded in the server. A lake
+    keeps DuckDB's defaults."""
+    con.execute(f"SET memory_limit = '{WRITER_MEMORY_LIMIT}'")
+    # Pages the writer's buffers were given are kept for its next buffers instead of being
+    # returned to the system and faulted in again (measured on a 4 M-row insert: 185 k → 80 k
+    # page faults, 1.12 → 0.97 s). DuckDB gives the memory back when the store is closed.
+    con.execute(f"SET block_allocator_memory = '{WRITER_MEMORY_LIMIT}'")
+    # Rows carry line_no / run_index; nothing reads them in storage order. Without the
+    # ordering constraint DuckDB inserts a big log's rows twice as fast (measured 2.1 → 1.0 s
+    # for 4.5 M rows).
+    con.execute("SET preserve_insertion_order = false")
 
 
 # --- migrations -------------------------------------------------------------------------------
@@ -526,7 +533,7 @@ def describe_commit(con: duckdb.DuckDBPyConnection, message: str) -> None:
     """In a lake, name who made the open transaction's snapshot and what it changes: ``ducklake_snapshots()``'s author
     and commit_message, by which the Run page offers the store's past versions. A DuckDB file keeps no history."""
     if is_lake(con):
-        con.execute(f"CALL {LAKE_ALIAS}.set_commit_message(?, ?)", [committer(), message])
+        con.execute("CALL set_commit_message(?, ?)", [committer(), message])  # the current (attached) lake's
 
 
 def committer() -> str:
@@ -750,7 +757,11 @@ LINKS_MEMORY_LIMIT = "512MB"
 
 @contextmanager
 def link_memory(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """The writer's memory limit raised for a query over the link views (they join the lifetimes many times over)."""
+    """The writer's memory limit raised for a query over the link views (they join the lifetimes many times over).
+    A lake's writer has DuckDB's default limit (``tune_file_writer``), which is higher: nothing to raise."""
+    if is_lake(con):
+        yield
+        return
     con.execute(f"SET memory_limit = '{LINKS_MEMORY_LIMIT}'")
     try:
         yield
