@@ -22,7 +22,8 @@ def as_of_picker() -> int | None:
     newest = history.iloc[0]
     labels = {NOW: f"now · {snapshots.snapshot_label(newest)}",
               **{str(row["snapshot_id"]): snapshots.snapshot_label(row) for _, row in past.iterrows()}}
-    newest_asked = AS_OF.url_value() == str(newest["snapshot_id"]) != AS_OF.remembered()
+    asked = AS_OF.url_value()
+    newest_asked = asked == str(newest["snapshot_id"]) and asked != AS_OF.remembered()
     if newest_asked:  # a link to the snapshot that is still the newest (a decision nothing came after): now
         st.query_params.pop(AS_OF.url)
         st.session_state[AS_OF.key] = NOW

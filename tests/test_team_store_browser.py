@@ -1,5 +1,6 @@
-"""A team store's past, in real headless Chromium: the Run page read as of an earlier snapshot, and a decision's
-evidence link opening on the snapshot that recorded it (a SQLite-catalog lake written in three calls).
+"""A team store in real headless Chromium: the Run page read as of an earlier snapshot, and a decision's evidence
+link opening on the snapshot that recorded it (a SQLite-catalog lake written in four calls); four tabs loading pages
+of a lake on PostgreSQL while four processes ingest into it.
 
 Screenshots at 1280 and 1920 px: tests/artifacts/lake-run-as-of-*.png, lake-decision-*.png.
 """
@@ -8,14 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dashboard.analysis import data, history, ledger
 from ingest.pipeline import ingest_paths
-from ingest.storage import location
+from ingest.storage import location, store
 from ingest.storage.location import LakeStore, parse_store
 from tests.browser import CHROMIUM, look_at_each_width, served
+from tests.postgres import new_database, running_postgres
+from tests.reliability_helpers import write_bench_json, write_server_log
+from tests.test_team_store import failures, ingest_in_a_process
 
 pytestmark = pytest.mark.browser
 
@@ -70,3 +75,61 @@ def test_a_decisions_evidence_opens_on_the_snapshot_that_recorded_it(served_lake
     main.get_by_role("link", name="baseline · phase-2").first.click()
     expect(main.get_by_text(f"The store as it was at snapshot #{served_lake.recorded}")).to_be_visible(timeout=60_000)
     assert f"as_of={served_lake.recorded}" in page.url
+
+
+@pytest.fixture(scope="module")
+def postgres_lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LakeStore]:
+    """An empty lake on a real PostgreSQL (tests/postgres.py), its Parquet files in a temporary folder."""
+    with running_postgres() as server:
+        lake = parse_store(f"ducklake:postgres:{new_database(server)}", str(tmp_path_factory.mktemp("pg-lake") / "data"))
+        assert isinstance(lake, LakeStore)
+        yield lake
+
+
+PAGES_READ = ("/", "/run", "/acceptance", "/breakdown")
+# A page is done when its script has stopped and its heading shows; what it then shows is checked for errors.
+SCRIPT_STOPPED = "() => document.querySelector('[data-testid=\"stApp\"]')?.dataset.testScriptState === 'notRunning'"
+
+
+def test_four_browsers_read_pages_while_four_hosts_ingest(postgres_lake: LakeStore, browser: Any, tmp_path: Path) -> None:
+    """Issue #33's concurrency test with real readers: 4 Chromium tabs load pages of a served lake on PostgreSQL,
+    again and again, while 4 writer processes ingest overlapping halves of 8 files. No page shows an error or a
+    traceback, and every file is in the lake once."""
+    files = sorted(path for path in DEMO.rglob("*") if path.is_file() and ".trace." not in path.name)
+    for seed in range(2):  # logs big enough to keep the writers busy while the pages load
+        write_server_log(tmp_path / f"server-{seed}.log", megabytes=3, seed=seed)
+    files += [tmp_path / f"server-{seed}.log" for seed in range(2)]
+    files += [write_bench_json(tmp_path / f"bench-{seed}.json", variant=f"v{seed}", phase="phase-9", seed=seed)
+              for seed in range(8 - len(files))]
+    shares = [[files[(start + step) % len(files)] for step in range(len(files) // 2 + 1)] for start in range(0, 8, 2)]
+    ingest_paths(files[:1], postgres_lake)  # something to show before the writers start
+    location.detach_lakes()
+    tabs = [browser.new_context(viewport={"width": 1280, "height": 900}).new_page() for _ in range(4)]
+    with served(postgres_lake, "--data-path", postgres_lake.data_path) as url:
+        problems = load_pages(tabs, url)  # the server up and the tabs warm before the writers start
+        writers = [ingest_in_a_process(postgres_lake, share) for share in shares]
+        loads = 0  # page loads begun while a writer was running
+        while any(writer.poll() is None for writer in writers):
+            problems += load_pages(tabs, url)
+            loads += len(tabs)
+        outcomes = [writer.communicate(timeout=600) for writer in writers]
+    for tab in tabs:
+        tab.context.close()
+    assert [writer.returncode for writer in writers] == [0] * 4, [failures(out) for out, _ in outcomes]
+    assert problems == [] and loads >= len(tabs), (problems, loads)  # at least one round of 4 while they wrote
+    with store.writer(postgres_lake) as con:
+        stored = con.execute("SELECT sha256, count(*) FROM sources GROUP BY sha256").fetchall()
+    assert len(stored) == len(files) and {count for _, count in stored} == {1}
+
+
+def load_pages(tabs: list[Any], url: str) -> list[str]:
+    """Each tab opens one of PAGES_READ at once (their sessions run side by side); the errors the pages show."""
+    for tab, path in zip(tabs, PAGES_READ, strict=True):
+        tab.goto(url + path)
+    problems = []
+    for tab in tabs:
+        tab.wait_for_function(SCRIPT_STOPPED, timeout=120_000, polling=100)
+        tab.locator('[data-testid="stMain"] h1').first.wait_for(timeout=60_000)
+        shown = tab.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
+        problems += [f"{tab.url}: {text[:300]}" for text in shown.all_inner_texts()]
+    return problems
