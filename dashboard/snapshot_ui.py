@@ -29,7 +29,7 @@ def as_of_picker() -> int | None:
         st.session_state[AS_OF.key] = NOW
     AS_OF.seed_value(list(labels), NOW)
     older = snapshots.unreadable_count(history)
-    st.columns(2)[0].selectbox(
+    st.selectbox(
         "Store as of", list(labels), key=AS_OF.key, format_func=labels.__getitem__,
         help="A team store (DuckLake) keeps every version: each ingest, decision or relabel made one snapshot, named "
              "here by who made it and what it changed. Pick one to see this page as it was then."

@@ -162,6 +162,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"  source kind {kind:<20} {count}")
     print("\n".join(sweep_lines(db)))
     print(f"  migrations: {', '.join(info['migrations'])}")
+    print("\n".join(snapshot_lines(info.get("snapshots", []))))
     if args.sessions:
         print("\n".join(session_lines(store.session_list(db))))
     return 0
@@ -183,6 +184,16 @@ def cmd_import(args: argparse.Namespace) -> int:
     print(f"imported {result.sources} files ({result.rows:,} rows) and {result.decisions} decisions from {args.other} "
           f"into {db_path}; {result.already_here} of its files were here already")
     return 0
+
+
+def snapshot_lines(snapshots: list[dict[str, object]]) -> list[str]:
+    """A lake's newest snapshots, each as the Run page's "Store as of" names it (`?as_of=ID` opens one)."""
+    if not snapshots:
+        return []
+    lines = [f"  snapshots: {snapshots[0]['snapshots']}; the newest (Run page: ?as_of=ID shows the store as of one):"]
+    lines += [f"    #{row['snapshot_id']}  {row['snapshot_time']} UTC  {row['author'] or '-'}  {row['commit_message'] or '(no message)'}"
+              for row in snapshots]
+    return lines
 
 
 def session_lines(sessions: list[dict[str, object]]) -> list[str]:

@@ -104,6 +104,7 @@ def test_the_store_command_line_takes_a_lake_and_the_environment_names_one(
     shown = subprocess.run(specdash_command("status", "--sessions", "--store", lake.url, "--data-path", lake.data_path),
                            capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert shown.returncode == 0 and shown.stderr == "", shown.stderr  # it once opened the URL as a file's path
+    assert f"UTC  {store.committer()}  ingest {PHASE_2[0]} (" in shown.stdout  # the newest snapshot, by whom and what
     assert f"store: {lake.url}" in shown.stdout
 
 
@@ -272,16 +273,14 @@ def test_the_run_page_reads_a_past_snapshot_and_a_decision_opens_on_its_own(
     recorded = history.decision_snapshot(snapshots, decision_id)
     assert recorded == int(snapshots["snapshot_id"].iloc[0]) and messages[recorded].startswith(f"decision {decision_id}:")
 
-    now = run_page("views/run.py", lake, monkeypatch)  # type: ignore[arg-type]
     past = run_page("views/run.py", lake, monkeypatch, {"as_of": str(after_first)})  # type: ignore[arg-type]
+    now = run_page("views/run.py", lake, monkeypatch, {"as_of": str(recorded)})  # type: ignore[arg-type]
     assert [len(app.selectbox(key="w_session").options) for app in (now, past)] == [2, 1]
     assert any(f"as it was at snapshot #{after_first}" in info.value for info in past.info)
-    assert not any("as it was at snapshot" in info.value for info in now.info)
+    assert not any("as it was at snapshot" in info.value for info in now.info) and not now.warning
+    assert any(f"snapshot #{recorded} is the store's newest" in c.value for c in now.caption)  # the decision's link
     ledger_page = run_page("views/decisions.py", lake, monkeypatch, {"decision": decision_id})  # type: ignore[arg-type]
     assert any(f"at snapshot #{recorded}, which recorded this decision" in c.value for c in ledger_page.caption)
-    newest = run_page("views/run.py", lake, monkeypatch, {"as_of": str(recorded)})  # type: ignore[arg-type]
-    assert any(f"snapshot #{recorded} is the store's newest" in c.value for c in newest.caption)
-    assert not newest.warning and len(newest.selectbox(key="w_session").options) == 2
 
 
 def test_a_store_file_offers_no_past_snapshot(file_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:

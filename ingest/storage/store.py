@@ -864,7 +864,24 @@ def status(db_path: StoreRef) -> dict[str, Any]:
         kinds = dict(con.execute("SELECT kind, count(*) FROM sources GROUP BY kind ORDER BY kind").fetchall())
         migrations = [row[0] for row in con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
         meta = dict(con.execute("SELECT key, value FROM store_meta").fetchall())
-    return {"db": str(db_path), "exists": True, "rows": counts, "sources_by_kind": kinds, "migrations": migrations, "meta": meta}
+        snapshots = recent_snapshots(con) if is_lake(con) else []
+    found = {"db": str(db_path), "exists": True, "rows": counts, "sources_by_kind": kinds, "migrations": migrations, "meta": meta}
+    return {**found, "snapshots": snapshots} if isinstance(db_path, LakeStore) else found
+
+
+STATUS_SNAPSHOTS = 5
+
+
+def recent_snapshots(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """A lake's newest snapshots (``STATUS_SNAPSHOTS`` of them), newest first: id, UTC time, author, message, and
+    how many the lake has in all."""
+    rows = con.execute(
+        """SELECT snapshot_id, strftime(timezone('UTC', snapshot_time), '%Y-%m-%d %H:%M:%S') AS snapshot_time, author,
+                  commit_message, count(*) OVER () AS snapshots
+           FROM ducklake_snapshots(current_database()) ORDER BY snapshot_id DESC LIMIT ?""",
+        [STATUS_SNAPSHOTS],
+    ).fetchall()
+    return [dict(zip(("snapshot_id", "snapshot_time", "author", "commit_message", "snapshots"), row, strict=True)) for row in rows]
 
 
 def session_list(db_path: StoreRef) -> list[dict[str, Any]]:
