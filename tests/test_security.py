@@ -361,7 +361,7 @@ def hostile_params(app: App) -> dict[str, str]:
     return {
         "session": str(app.secret), "run": relative, "phase": f"file://{app.secret}", "variant": "../../../../etc/passwd",
         "baseline": str(app.secret), "metric": relative, "decision": str(app.secret), "q": str(app.secret),
-        "diff_only": "/etc/passwd",
+        "diff_only": "/etc/passwd", "as_of": relative, "acceptance_variant": str(app.secret),
     }
 
 
