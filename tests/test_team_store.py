@@ -141,6 +141,8 @@ def ingest_in_a_process(lake: LakeStore, files: list[Path]) -> subprocess.Popen[
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 
+# On PostgreSQL the readers are Chromium tabs loading pages (test_team_store_browser.py); here threads reading the store.
+@pytest.mark.parametrize("lake", ["sqlite"], indirect=True)
 def test_four_writers_and_four_readers_at_once_lose_and_duplicate_nothing(lake: LakeStore, tmp_path: Path) -> None:
     benches = [write_bench_json(tmp_path / f"bench-{seed}.json", variant=f"v{seed}", phase="phase-9", seed=seed)
                for seed in range(4)]
@@ -256,6 +258,8 @@ def test_four_processes_opening_a_new_lake_at_once_all_ingest(lake: LakeStore) -
         assert con.execute("SELECT count(*) FROM schema_migrations").fetchone() == (len(store.migration_files()),)
 
 
+# On a SQLite catalog in Chromium (test_team_store_browser.py).
+@pytest.mark.parametrize("lake", ["postgres"], indirect=True)
 def test_the_run_page_reads_a_past_snapshot_and_a_decision_opens_on_its_own(
     lake: LakeStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
