@@ -199,3 +199,26 @@ def test_stored_evidence_is_canonical_json(demo_db: Path) -> None:
     row = data.decisions(demo_db).iloc[0]
     assert row["evidence"] == canonical_json(json.loads(row["evidence"]))
     assert row["evidence_hash"] == evidence_hash(json.loads(row["evidence"]))
+
+
+def test_a_stale_decision_names_what_changed_beyond_its_headline() -> None:
+    """A server log linked after the decision gives the baseline a config and a measured step, not a new tok/s: the
+    reasons say so, instead of blaming a parser."""
+    variant = {"variant": "k2", "runs": 5, "headline": 51.8, "delta": -30.2, "tokens_per_step": None, "short_runs": 0}
+    unknown = {"variant": "baseline", "setting": "server config", "baseline": "not ingested", "this": "—",
+               "kind": "unknown", "like_for_like": False}
+    then = {"variants": [variant], "comparability": [unknown, {**unknown, "variant": "k2", "this": "not ingested"}],
+            "break_even": [{"variant": "k2", "baseline_step_ms": None}], "sessions": [], "phases": ["p"], "baseline": "baseline"}
+    now = {**then, "comparability": [{**unknown, "variant": "k2", "this": "tp 8"}],
+           "break_even": [{"variant": "k2", "baseline_step_ms": 12.2}]}
+    assert evidence.what_changed(then, now) == []
+    assert evidence.findings_changed(then, now) == [
+        "baseline: server config no longer flagged (then: baseline not ingested, this —)",
+        "k2: server config: this not ingested → tp 8",
+    ]
+    agreed = {**unknown, "variant": "k2", "baseline": "tp 8", "this": "tp 8", "kind": "same", "like_for_like": True}
+    assert evidence.findings_changed(now, {**now, "comparability": [agreed]}) == [
+        "k2: server config: baseline not ingested → tp 8, like-for-like no → yes"]
+    assert evidence.parts_changed(then, now, headlines_named=False) == [
+        "the break-even estimate (accept length, cycle and baseline step times) changed"]
+    assert evidence.parts_changed(then, then, headlines_named=False) == []

@@ -141,8 +141,51 @@ def check_decision(db: StoreRef, decision: pd.Series | dict[str, Any]) -> Check:
     if not missing and (evidence_hash(now) == decision["evidence_hash"] or equivalent(then, now)):
         return Check(False, [], now)
     reasons = [f"session {s} is no longer in the store (file removed or re-ingested with other bytes)" for s in missing]
-    reasons += what_changed(then, now)
-    return Check(True, reasons or ["the evidence was computed differently (re-ingest with a newer parser)"], now)
+    headline_changes = what_changed(then, now)
+    reasons += headline_changes + findings_changed(then, now) + parts_changed(then, now, headlines_named=bool(headline_changes))
+    return Check(True, reasons or [UNNAMED_CHANGE], now)
+
+
+# Parts of the evidence beside the headline numbers (what_changed) and the like-for-like findings (findings_changed),
+# named when they alone differ: a log linked since adds accept lengths and a measured cycle, not a new tok/s.
+EVIDENCE_PARTS = {
+    "break_even": "the break-even estimate (accept length, cycle and baseline step times)",
+    "phases": "the phases the sessions belong to",
+    "baseline": "the baseline",
+}
+# Also covered by what_changed's per-variant and per-session lines; named only when those found nothing.
+HEADLINE_PARTS = {
+    "variants": "a variant's figures beside its headline (spread, CI, accepted drafts, method)",
+    "sessions": "the sessions' files or labels",
+}
+UNNAMED_CHANGE = ("today's computation of the evidence differs from the frozen one in a detail none of these checks "
+                  "names (a newer specdash may compute it differently)")
+
+
+def parts_changed(then: dict[str, Any], now: dict[str, Any], *, headlines_named: bool) -> list[str]:
+    parts = {**EVIDENCE_PARTS, **({} if headlines_named else HEADLINE_PARTS)}
+    return [f"{label} changed" for key, label in parts.items() if not equivalent(then.get(key), now.get(key))]
+
+
+def findings_changed(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """Like-for-like findings (compare.comparability) that appeared, went or changed since the decision."""
+    def keyed(evidence: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+        return {(f["variant"], f["setting"]): f for f in evidence.get("comparability", [])}
+
+    before, after = keyed(then), keyed(now)
+    changes = []
+    for variant, setting in sorted(set(before) | set(after)):
+        was, found = before.get((variant, setting)), after.get((variant, setting))
+        if was is None and found is not None:
+            changes.append(f"{variant}: {setting} newly flagged (baseline {found['baseline']}, this {found['this']})")
+        elif was is not None and found is None:
+            changes.append(f"{variant}: {setting} no longer flagged (then: baseline {was['baseline']}, this {was['this']})")
+        elif was is not None and found is not None and not equivalent(was, found):
+            moved = [f"{side} {was[side]} → {found[side]}" for side in ("baseline", "this") if was[side] != found[side]]
+            if was["like_for_like"] != found["like_for_like"]:
+                moved.append(f"like-for-like {'yes' if was['like_for_like'] else 'no'} → {'yes' if found['like_for_like'] else 'no'}")
+            changes.append(f"{variant}: {setting}: {', '.join(moved) or 'its kind changed'}")
+    return changes
 
 
 def equivalent(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
