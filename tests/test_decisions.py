@@ -222,3 +222,6 @@ def test_a_stale_decision_names_what_changed_beyond_its_headline() -> None:
     assert evidence.parts_changed(then, now, headlines_named=False) == [
         "the break-even estimate (accept length, cycle and baseline step times) changed"]
     assert evidence.parts_changed(then, then, headlines_named=False) == []
+    older = {**then, "comparability": [{"variant": "k2", "setting": "server config"}]}  # frozen by an earlier specdash
+    assert evidence.findings_changed(older, now) == ["k2: server config: baseline None → not ingested, this None → tp 8, "
+                                                     "like-for-like unknown → no"]

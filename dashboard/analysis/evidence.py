@@ -170,22 +170,27 @@ def parts_changed(then: dict[str, Any], now: dict[str, Any], *, headlines_named:
 def findings_changed(then: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """Like-for-like findings (compare.comparability) that appeared, went or changed since the decision."""
     def keyed(evidence: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-        return {(f["variant"], f["setting"]): f for f in evidence.get("comparability", [])}
+        # .get: evidence frozen by an earlier specdash may lack a field a finding has today
+        return {(str(f.get("variant")), str(f.get("setting"))): f for f in evidence.get("comparability", [])}
 
     before, after = keyed(then), keyed(now)
     changes = []
     for variant, setting in sorted(set(before) | set(after)):
         was, found = before.get((variant, setting)), after.get((variant, setting))
         if was is None and found is not None:
-            changes.append(f"{variant}: {setting} newly flagged (baseline {found['baseline']}, this {found['this']})")
+            changes.append(f"{variant}: {setting} newly flagged (baseline {found.get('baseline')}, this {found.get('this')})")
         elif was is not None and found is None:
-            changes.append(f"{variant}: {setting} no longer flagged (then: baseline {was['baseline']}, this {was['this']})")
+            changes.append(f"{variant}: {setting} no longer flagged (then: baseline {was.get('baseline')}, this {was.get('this')})")
         elif was is not None and found is not None and not equivalent(was, found):
-            moved = [f"{side} {was[side]} → {found[side]}" for side in ("baseline", "this") if was[side] != found[side]]
-            if was["like_for_like"] != found["like_for_like"]:
-                moved.append(f"like-for-like {'yes' if was['like_for_like'] else 'no'} → {'yes' if found['like_for_like'] else 'no'}")
+            moved = [f"{side} {was.get(side)} → {found.get(side)}" for side in ("baseline", "this") if was.get(side) != found.get(side)]
+            if was.get("like_for_like") != found.get("like_for_like"):
+                moved.append(f"like-for-like {yes_no(was.get('like_for_like'))} → {yes_no(found.get('like_for_like'))}")
             changes.append(f"{variant}: {setting}: {', '.join(moved) or 'its kind changed'}")
     return changes
+
+
+def yes_no(flag: Any) -> str:
+    return "yes" if flag else "no" if flag is not None else "unknown"
 
 
 def equivalent(a: Any, b: Any, rel: float = TOLERANCE) -> bool:
