@@ -28,6 +28,7 @@ from ingest.storage.sql import fetch_value
 from ingest.storage.store import (
     VIEWS_META_KEY,
     current_views_hash,
+    lake_snapshots,
     migration_files,
     read_connection,
 )
@@ -112,13 +113,9 @@ def lake_history(db_path: str | StoreRef) -> pd.DataFrame:
     migration is not). Empty for a DuckDB file, which keeps no history."""
     store = as_store(db_path)
     if not isinstance(store, LakeStore) or not store.exists():
-        return pd.DataFrame(columns=["snapshot_id", "snapshot_time", "author", "commit_message", "same_schema"])
-    return frame(store.at(None), """
-        SELECT snapshot_id, timezone('UTC', snapshot_time) AS snapshot_time, author, commit_message,
-               schema_version = max(schema_version) OVER () AS same_schema
-        FROM ducklake_snapshots(?)
-        ORDER BY snapshot_id DESC
-    """, [LAKE_ALIAS])
+        return pd.DataFrame(columns=["snapshot_id", "snapshot_time", "author", "commit_message", "snapshots", "same_schema"])
+    with reader(store.at(None)) as con:
+        return without_nan_text(lake_snapshots(con))
 
 
 def store_state(db_path: str | StoreRef) -> dict[str, Any]:

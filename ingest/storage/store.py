@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -41,6 +41,9 @@ from ingest.storage.location import (
 from ingest.storage.spool import Pieces, spooled
 from ingest.storage.sql import fetch_value, put_meta
 from ingest.tables import SCHEMAS
+
+if TYPE_CHECKING:  # pandas is imported by DuckDB's .df() when a reader asks; an ingest never loads it
+    import pandas as pd
 
 DEFAULT_DB = Path("specdash.duckdb")
 LOCK_WAIT_S = 30.0
@@ -864,24 +867,33 @@ def status(db_path: StoreRef) -> dict[str, Any]:
         kinds = dict(con.execute("SELECT kind, count(*) FROM sources GROUP BY kind ORDER BY kind").fetchall())
         migrations = [row[0] for row in con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
         meta = dict(con.execute("SELECT key, value FROM store_meta").fetchall())
-        snapshots = recent_snapshots(con) if is_lake(con) else []
-    found = {"db": str(db_path), "exists": True, "rows": counts, "sources_by_kind": kinds, "migrations": migrations, "meta": meta}
-    return {**found, "snapshots": snapshots} if isinstance(db_path, LakeStore) else found
+        found = {"db": str(db_path), "exists": True, "rows": counts, "sources_by_kind": kinds, "migrations": migrations, "meta": meta}
+        if isinstance(db_path, LakeStore):
+            found["snapshots"] = recent_snapshots(con)
+    return found
 
 
 STATUS_SNAPSHOTS = 5
+# A lake's snapshots, newest first: when (UTC), by whom, what (describe_commit's message), how many in all, and whether
+# today's tables and views are the ones it has (no migration since). The Run page's picker and `status` read it.
+LAKE_SNAPSHOTS = """
+    SELECT snapshot_id, timezone('UTC', snapshot_time) AS snapshot_time, author, commit_message,
+           count(*) OVER () AS snapshots, schema_version = max(schema_version) OVER () AS same_schema
+    FROM ducklake_snapshots(current_database())
+    ORDER BY snapshot_id DESC
+"""
+
+
+def lake_snapshots(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every snapshot of the lake ``con`` works in (``LAKE_SNAPSHOTS``)."""
+    return con.execute(LAKE_SNAPSHOTS).df()
 
 
 def recent_snapshots(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """A lake's newest snapshots (``STATUS_SNAPSHOTS`` of them), newest first: id, UTC time, author, message, and
-    how many the lake has in all."""
-    rows = con.execute(
-        """SELECT snapshot_id, strftime(timezone('UTC', snapshot_time), '%Y-%m-%d %H:%M:%S') AS snapshot_time, author,
-                  commit_message, count(*) OVER () AS snapshots
-           FROM ducklake_snapshots(current_database()) ORDER BY snapshot_id DESC LIMIT ?""",
-        [STATUS_SNAPSHOTS],
-    ).fetchall()
-    return [dict(zip(("snapshot_id", "snapshot_time", "author", "commit_message", "snapshots"), row, strict=True)) for row in rows]
+    """A lake's newest snapshots (``STATUS_SNAPSHOTS`` of them), their times as text."""
+    newest = lake_snapshots(con).head(STATUS_SNAPSHOTS)
+    newest["snapshot_time"] = newest["snapshot_time"].dt.strftime("%Y-%m-%d %H:%M:%S")
+    return newest.to_dict("records")
 
 
 def session_list(db_path: StoreRef) -> list[dict[str, Any]]:
