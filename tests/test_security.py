@@ -338,13 +338,22 @@ def test_uploads_are_limited_in_type_and_size_in_the_browser_and_on_the_server(
     session = accepted.value.url.split("/_stcore/upload_file/")[1].split("/")[0]
     token = accepted.value.request.headers["x-xsrftoken"]
 
-    def put(body: bytes) -> int:
-        return page.request.put(
-            f"{app.base}/_stcore/upload_file/{session}/{uuid.uuid4()}", headers={"X-Xsrftoken": token},
-            multipart={"file": {"name": "replayed.log", "mimeType": "text/plain", "buffer": body}},
-        ).status
+    from playwright.sync_api import Error as PlaywrightError
 
-    assert put(b"x" * (1024 * 1024 + 4096)) == 413
+    def put(body: bytes) -> int | str:
+        try:
+            return page.request.put(
+                f"{app.base}/_stcore/upload_file/{session}/{uuid.uuid4()}", headers={"X-Xsrftoken": token},
+                multipart={"file": {"name": "replayed.log", "mimeType": "text/plain", "buffer": body}},
+            ).status
+        except PlaywrightError as error:
+            # The server may answer 413 and close while the body is still being sent: the client then sees
+            # the reset before the answer. Either way the body was refused.
+            if "ECONNRESET" in str(error) or "EPIPE" in str(error):
+                return "reset"
+            raise
+
+    assert put(b"x" * (1024 * 1024 + 4096)) in (413, "reset")
     assert put(b"[2026-01-01 00:00:00] hello\n") in (200, 204)
 
     # The accepted file goes through the same ingest as the CLI, written inside the upload folder.
