@@ -24,7 +24,7 @@ from ingest.progress import ProgressBar
 from ingest.reader import read_head
 from ingest.registry import detect, folder_format, registered_formats
 from ingest.storage import export, imports, labels, store
-from ingest.storage.location import StoreRef
+from ingest.storage.location import LakeStore, StoreRef
 from ingest.storage.sweep_status import sweep_lines
 
 SHOWN_CANDIDATES = 3  # closest formats `specdash formats --explain` lists for a file none reads
@@ -163,6 +163,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     print("\n".join(sweep_lines(db)))
     print(f"  migrations: {', '.join(info['migrations'])}")
     print("\n".join(snapshot_lines(info.get("snapshots", []))))
+    print("\n".join(orphan_lines(info.get("orphaned_files", []))))
     if args.sessions:
         print("\n".join(session_lines(store.session_list(db))))
     return 0
@@ -194,6 +195,31 @@ def snapshot_lines(snapshots: list[dict[str, object]]) -> list[str]:
     lines += [f"    #{row['snapshot_id']}  {row['snapshot_time']} UTC  {row['author'] or '-'}  {row['commit_message'] or '(no message)'}"
               for row in snapshots]
     return lines
+
+
+def orphan_lines(orphaned: list[str]) -> list[str]:
+    """A lake's data files that no snapshot lists, and how to delete them."""
+    if not orphaned:
+        return []
+    return [f"  orphaned data files: {len(orphaned)}, written by a writer stopped before its commit; no snapshot lists "
+            f"them and nothing reads them. `specdash clean` deletes those older than {store.ORPHAN_MIN_AGE} (a younger "
+            "one may be a write still running)."]
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    db_path = store.resolve_db_path(args.db, args.data_path)
+    if not isinstance(db_path, LakeStore):
+        print(f"{db_path} is a DuckDB file, which holds all of its data: nothing to clean")
+        return 0
+    if not db_path.exists():
+        print(f"{db_path}: no store yet")
+        return 0
+    deleted = store.delete_orphaned_files(db_path)
+    for path in deleted:
+        print(f"  deleted {path}")
+    print(f"deleted {len(deleted)} data file(s) of {db_path} that no snapshot lists and that are older than "
+          f"{store.ORPHAN_MIN_AGE}")
+    return 0
 
 
 def session_lines(sessions: list[dict[str, object]]) -> list[str]:
@@ -302,6 +328,15 @@ def add_store_commands(sub: argparse._SubParsersAction) -> None:
     status.add_argument("--sessions", action="store_true",
                         help="list every session with its id, phase, variant (and where its name came from) and file")
     status.set_defaults(func=cmd_status)
+
+    clean = sub.add_parser(
+        "clean", help="delete a team store's data files that no snapshot lists (left by a writer stopped mid-ingest)",
+        description="A lake writer killed before its commit leaves the Parquet files it wrote in the data path; no "
+        f"snapshot lists them and nothing reads them. Deletes those older than {store.ORPHAN_MIN_AGE} (a younger one "
+        "may belong to a write still running). `specdash status` counts them. A DuckDB file has none.",
+    )
+    add_store_arguments(clean, db_help)
+    clean.set_defaults(func=cmd_clean)
 
     export_ = sub.add_parser(
         "export", help="write every table of the store as Parquet files (for Spark, Trino, pandas, Polars)",

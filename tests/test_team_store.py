@@ -7,6 +7,7 @@ lake's figures.
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import threading
@@ -20,6 +21,7 @@ import pytest
 
 from dashboard import queries
 from dashboard.analysis import data, history, ledger
+from ingest import cli as ingest_cli
 from ingest.errors import StoreError
 from ingest.pipeline import ingest_paths
 from ingest.storage import export, imports, location, store
@@ -106,6 +108,27 @@ def test_the_store_command_line_takes_a_lake_and_the_environment_names_one(
     assert shown.returncode == 0 and shown.stderr == "", shown.stderr  # it once opened the URL as a file's path
     assert f"UTC  {store.committer()}  ingest {PHASE_2[0]} (" in shown.stdout  # the newest snapshot, by whom and what
     assert f"store: {lake.url}" in shown.stdout
+    assert "orphaned data files" not in shown.stdout
+
+
+def test_clean_deletes_only_a_lakes_old_unlisted_data_files(lake: LakeStore, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    ingest_paths(PHASE_2[:1], lake)
+    listed = sorted(Path(lake.data_path).rglob("*.parquet"))
+    stray = Path(lake.data_path) / "main" / "bench_runs" / "ducklake-left-by-a-killed-writer.parquet"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_bytes(b"PAR1")
+    os.utime(stray, (time.time() - 7200, time.time() - 7200))
+    for path in listed:  # as old, but a snapshot lists them
+        os.utime(path, (time.time() - 7200, time.time() - 7200))
+    assert ingest_cli.main(["status", "--store", lake.url, "--data-path", lake.data_path]) == 0
+    assert "orphaned data files: 1, " in capsys.readouterr().out
+    assert ingest_cli.main(["clean", "--store", lake.url, "--data-path", lake.data_path]) == 0
+    assert f"deleted {stray}\ndeleted 1 data file(s)" in capsys.readouterr().out
+    assert not stray.exists() and sorted(Path(lake.data_path).rglob("*.parquet")) == listed
+    assert store.status(lake)["rows"]["sources"] == 1
+    assert ingest_cli.main(["clean", "--db", str(tmp_path / "file.duckdb")]) == 0
+    assert "is a DuckDB file, which holds all of its data: nothing to clean" in capsys.readouterr().out
 
 
 def test_a_lake_holds_the_same_rows_as_a_store_file(lake: LakeStore, file_store: Path) -> None:
@@ -319,6 +342,10 @@ def test_a_lake_keeps_its_parquet_files_in_s3(s3_endpoint: str, tmp_path: Path, 
         keys = re.findall(r"<Key>([^<]+)</Key>", listing.read().decode())
     assert keys and all(key.startswith("specdash/") and key.endswith(".parquet") for key in keys)
     assert not list(tmp_path.rglob("*.parquet"))  # nothing of the lake's data on this machine
+    stray = "specdash/main/bench_runs/ducklake-left-by-a-killed-writer.parquet"
+    urllib.request.urlopen(urllib.request.Request(f"{s3_endpoint}/team-lake/{stray}", data=b"PAR1", method="PUT"),
+                           timeout=30).close()
+    assert store.status(lake)["orphaned_files"] == [f"s3://team-lake/{stray}"]  # the prefix is listed, not the disk
 
 
 def test_the_s3_secret_takes_what_the_aws_variables_say() -> None:
@@ -331,7 +358,8 @@ def test_the_s3_secret_takes_what_the_aws_variables_say() -> None:
 
 def test_a_writer_killed_while_its_rows_are_in_flight_leaves_no_part_of_its_file(lake: LakeStore, tmp_path: Path) -> None:
     """SIGKILL as soon as the big log's first Parquet file reaches the data folder (written before the commit): the
-    lake holds every file whole or not at all, and the next ingest completes the work."""
+    lake holds every file whole or not at all, `specdash status` counts the files the writer left and `specdash clean`
+    deletes them once they are old enough not to be a write still running, and the next ingest completes the work."""
     big = tmp_path / "server.log"
     write_server_log(big, megabytes=6, seed=33)
     files = [big, *PHASE_2[:2]]
@@ -346,12 +374,22 @@ def test_a_writer_killed_while_its_rows_are_in_flight_leaves_no_part_of_its_file
     with store.writer(lake) as con:
         assert source_row_problems(con) == []
         assert con.execute("SELECT count(*) FROM sources").fetchone() == (0,)  # the log came first: nothing committed
+    left = store.status(lake)["orphaned_files"]
+    assert left and all(Path(path).is_relative_to(data_folder) for path in left)
+    assert store.delete_orphaned_files(lake) == []  # minutes old: it could be a write still running
+    hours_ago = time.time() - 2 * 3600
+    for path in left:
+        os.utime(path, (hours_ago, hours_ago))
+    assert sorted(store.delete_orphaned_files(lake)) == sorted(left)
+    assert not any(Path(path).exists() for path in left)
+
     finished = ingest_in_a_process(lake, files)
     out, _ = finished.communicate(timeout=600)
     assert finished.returncode == 0, failures(out)
     with store.writer(lake) as con:
         assert source_row_problems(con) == []
         assert con.execute("SELECT count(*) FROM sources").fetchone() == (len(files),)
+    assert store.status(lake)["orphaned_files"] == []  # every file the finished ingest wrote is in a snapshot
 
 
 def test_a_lake_writer_leaves_the_readers_of_its_process_their_memory(lake: LakeStore) -> None:

@@ -870,7 +870,24 @@ def status(db_path: StoreRef) -> dict[str, Any]:
         found = {"db": str(db_path), "exists": True, "rows": counts, "sources_by_kind": kinds, "migrations": migrations, "meta": meta}
         if isinstance(db_path, LakeStore):
             found["snapshots"] = recent_snapshots(con)
+            found["orphaned_files"] = [row[0] for row in con.execute(ORPHANED_FILES).fetchall()]
     return found
+
+
+# Data files in a lake's data path that no snapshot lists: a writer stopped before its commit (killed, its host lost)
+# wrote them, and nothing reads them. A file younger than ORPHAN_MIN_AGE may be a write still running, so only older
+# ones are deleted. DuckLake compares the files' modification times, in the data folder or the S3 prefix.
+ORPHAN_MIN_AGE = "1 hour"
+ORPHANED_FILES = "CALL ducklake_delete_orphaned_files(current_database(), dry_run => true, cleanup_all => true)"
+DELETE_ORPHANED_FILES = (
+    f"CALL ducklake_delete_orphaned_files(current_database(), older_than => now() - INTERVAL '{ORPHAN_MIN_AGE}')"
+)
+
+
+def delete_orphaned_files(db_path: LakeStore) -> list[str]:
+    """Delete the lake's data files that no snapshot lists and that are older than ``ORPHAN_MIN_AGE``; returns them."""
+    with writer(db_path) as con:
+        return [row[0] for row in con.execute(DELETE_ORPHANED_FILES).fetchall()]
 
 
 STATUS_SNAPSHOTS = 5
@@ -893,7 +910,8 @@ def recent_snapshots(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """A lake's newest snapshots (``STATUS_SNAPSHOTS`` of them), their times as text."""
     newest = lake_snapshots(con).head(STATUS_SNAPSHOTS)
     newest["snapshot_time"] = newest["snapshot_time"].dt.strftime("%Y-%m-%d %H:%M:%S")
-    return newest.to_dict("records")
+    # A snapshot made outside specdash (the lake's creation, a user's own SQL) has no author or message: None, not NaN
+    return newest.astype(object).where(newest.notna(), None).to_dict("records")
 
 
 def session_list(db_path: StoreRef) -> list[dict[str, Any]]:
