@@ -20,6 +20,8 @@ from typing import NoReturn
 
 import pytest
 
+from ingest.storage.location import LakeStore, StoreRef, parse_store
+
 SERVER_USER = "postgres"
 
 
@@ -78,3 +80,34 @@ def new_database(server: str) -> str:
 def run(command: list[str]) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"{' '.join(command)}: {done.stderr or done.stdout}"
+
+
+# --- the three kinds of store, as fixtures (imported by the test modules that use them) ------------------------------
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[str]:
+    """A PostgreSQL server for the module's lakes, each in a database of its own (``new_database``)."""
+    with running_postgres() as server:
+        yield server
+
+
+def new_lake(kind: str, folder: Path, request: pytest.FixtureRequest) -> LakeStore:
+    """An empty lake in ``folder``: its catalog in a SQLite file, or in a new database of the module's PostgreSQL."""
+    if kind == "sqlite":
+        found = parse_store(f"ducklake:sqlite:{folder / 'team.sqlite'}")
+    else:
+        found = parse_store(f"ducklake:postgres:{new_database(request.getfixturevalue('postgres'))}", str(folder / "lake-data"))
+    assert isinstance(found, LakeStore)
+    return found
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def lake(request: pytest.FixtureRequest, tmp_path: Path) -> LakeStore:
+    """An empty lake, on each catalog."""
+    return new_lake(request.param, tmp_path, request)
+
+
+@pytest.fixture(params=["file", "sqlite", "postgres"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreRef:
+    """An empty store of each kind: a DuckDB file, and a lake on each catalog."""
+    return tmp_path / "store.duckdb" if request.param == "file" else new_lake(request.param, tmp_path, request)

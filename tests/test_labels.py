@@ -1,20 +1,26 @@
 """Variant identity (migration 019) and `specdash label`: names come from evidence, never one variant per
-file, and a person can rename, merge, re-phase and delete after ingest, with every change recorded."""
+file, and a person can rename, merge, re-phase and delete after ingest, with every change recorded (on a DuckDB file
+and on DuckLake on PostgreSQL)."""
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from dashboard import cli
 from dashboard.analysis import data
 from ingest.pipeline import ingest_paths
-from ingest.storage import labels
+from ingest.storage import labels, store
+from ingest.storage.location import StoreRef
 from tests.conftest import FIXTURES
+from tests.postgres import any_store, postgres  # noqa: F401 (fixtures)
 
 LOGS = FIXTURES / "logs"
+# Relabelling reads seven views of every file (labels.SHOWN_VARIANTS): ~10 s a change on a lake, where each table
+# scanned asks the catalog for its files. The PostgreSQL catalog stands for both lakes here; tests/test_store.py runs
+# on all three kinds.
+ON_A_FILE_AND_A_TEAM_STORE = pytest.mark.parametrize("any_store", ["file", "postgres"], indirect=True)
 NO_CONFIG = ["sglang-custom-logging.log", "sglang-gpu-prefix-2024.log", "sglang-wrappers.log"]  # no server config
 
 
@@ -30,16 +36,17 @@ def laid_out(root: Path, layout: dict[str, list[str]]) -> list[Path]:
     return folders
 
 
-def variants_by_origin(db: Path) -> set[tuple[str | None, str, str]]:
+def variants_by_origin(db: StoreRef) -> set[tuple[str | None, str, str]]:
     sessions = data.sessions(db)
     return {(None if phase is None or phase != phase else phase, variant, variant_from)
             for phase, variant, variant_from in sessions[["phase", "variant", "variant_from"]].itertuples(index=False)}
 
 
-def table_rows(db: Path) -> dict[str, list[tuple]]:
-    with duckdb.connect(str(db), read_only=True) as con:
+def table_rows(db: StoreRef) -> dict[str, list[tuple]]:
+    with store.writer(db) as con:
         names = [row[0] for row in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' ORDER BY 1").fetchall()]
+            "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
+            "AND table_catalog = current_database() ORDER BY 1").fetchall()]
         return {name: sorted(con.execute(f"SELECT * FROM {name}").fetchall(), key=repr) for name in names}
 
 
@@ -69,37 +76,39 @@ def test_a_server_config_names_its_variant_before_the_folder_and_keeps_models_ap
     assert not any(variant.startswith("unlabelled") for variant in sessions["variant"])
 
 
-def test_label_renames_merges_rephases_and_the_pages_follow(tmp_path: Path, isolated_store: Path) -> None:
+@ON_A_FILE_AND_A_TEAM_STORE
+def test_label_renames_merges_rephases_and_the_pages_follow(tmp_path: Path, any_store: StoreRef) -> None:
     first, second = laid_out(tmp_path, {"a": NO_CONFIG[:2], "b": NO_CONFIG[2:]})
-    ingest_paths([first], isolated_store)
-    ingest_paths([second], isolated_store)
-    assert sorted(data.variants(isolated_store, [])) == ["unlabelled: a", "unlabelled: b"]
+    ingest_paths([first], any_store)
+    ingest_paths([second], any_store)
+    assert sorted(data.variants(any_store, [])) == ["unlabelled: a", "unlabelled: b"]
 
-    renamed = labels.relabel(isolated_store, labels.LabelChange(variant="unlabelled: a", new_variant="eagle3-run"))
+    renamed = labels.relabel(any_store, labels.LabelChange(variant="unlabelled: a", new_variant="eagle3-run"))
     assert renamed.action == "variant" and len(renamed.files) == 2
-    assert sorted(data.variants(isolated_store, [])) == ["eagle3-run", "unlabelled: b"]
+    assert sorted(data.variants(any_store, [])) == ["eagle3-run", "unlabelled: b"]
 
-    labels.relabel(isolated_store, labels.LabelChange(variant="unlabelled: b", new_variant="eagle3-run"))  # a merge
-    assert data.variants(isolated_store, []) == ["eagle3-run"]
+    labels.relabel(any_store, labels.LabelChange(variant="unlabelled: b", new_variant="eagle3-run"))  # a merge
+    assert data.variants(any_store, []) == ["eagle3-run"]
 
-    labels.relabel(isolated_store, labels.LabelChange(sources=[NO_CONFIG[2]], new_phase="phase-2"))
-    assert variants_by_origin(isolated_store) == {(None, "eagle3-run", "--variant"), ("phase-2", "eagle3-run", "--variant")}
-    assert "phase-2" in data.phases(isolated_store)
+    labels.relabel(any_store, labels.LabelChange(sources=[NO_CONFIG[2]], new_phase="phase-2"))
+    assert variants_by_origin(any_store) == {(None, "eagle3-run", "--variant"), ("phase-2", "eagle3-run", "--variant")}
+    assert "phase-2" in data.phases(any_store)
 
-    history = labels.history(isolated_store)
+    history = labels.history(any_store)
     assert [h["action"] for h in history].count("variant") == 3 and history[0]["action"] == "phase"
     assert history[0]["old_variant"] == "eagle3-run" and history[0]["new_phase"] == "phase-2"
 
 
-def test_delete_removes_a_files_rows_and_records_it(tmp_path: Path, isolated_store: Path) -> None:
+@ON_A_FILE_AND_A_TEAM_STORE
+def test_delete_removes_a_files_rows_and_records_it(tmp_path: Path, any_store: StoreRef) -> None:
     [runs] = laid_out(tmp_path, {"runs": NO_CONFIG[:2]})
-    ingest_paths([runs], isolated_store)
-    report = labels.relabel(isolated_store, labels.LabelChange(sources=[NO_CONFIG[0]], delete=True))
+    ingest_paths([runs], any_store)
+    report = labels.relabel(any_store, labels.LabelChange(sources=[NO_CONFIG[0]], delete=True))
     assert [Path(str(f["path"])).name for f in report.files] == [NO_CONFIG[0]]
-    rows = table_rows(isolated_store)
+    rows = table_rows(any_store)
     assert [Path(row[1]).name for row in rows["sources"]] == [NO_CONFIG[1]]
     assert all(report.files[0]["source_id"] not in repr(table) for name, table in rows.items() if name != "label_changes")
-    assert [(h["action"], Path(str(h["path"])).name) for h in labels.history(isolated_store)] == [("delete", NO_CONFIG[0])]
+    assert [(h["action"], Path(str(h["path"])).name) for h in labels.history(any_store)] == [("delete", NO_CONFIG[0])]
 
 
 @pytest.mark.parametrize(

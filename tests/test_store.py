@@ -1,4 +1,5 @@
-"""The store: migrations, one transaction per file, idempotent re-ingest, atomic replace."""
+"""The store: migrations, one transaction per file, idempotent re-ingest, atomic replace. The tests that say what any
+store does run on each kind (``any_store``): a DuckDB file, and DuckLake on SQLite and on a real PostgreSQL."""
 from __future__ import annotations
 
 import os
@@ -11,18 +12,20 @@ import pytest
 from ingest.model import ParsedSource
 from ingest.pipeline import ingest_paths
 from ingest.storage import store
+from ingest.storage.location import StoreRef
 from ingest.tables import table_from_rows
 from tests.conftest import ROOT
+from tests.postgres import any_store, postgres  # noqa: F401 (fixtures)
 
 DEMO_K2 = ROOT / "data" / "demo" / "phase-0" / "k2-drafter"
 
 
-def counts(db: Path) -> dict[str, int]:
+def counts(db: StoreRef) -> dict[str, int]:
     return store.status(db)["rows"]
 
 
-def test_migrations_are_recorded_and_applied_once(isolated_store: Path) -> None:
-    with store.writer(isolated_store) as con:
+def test_migrations_are_recorded_and_applied_once(any_store: StoreRef) -> None:
+    with store.writer(any_store) as con:
         names = [row[0] for row in con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
         assert names[0] == "001_initial"
         assert store.migrate(con) == []
@@ -36,40 +39,40 @@ def test_decode_rows_carry_no_index_for_a_load_to_build(isolated_store: Path) ->
     assert indexed == []
 
 
-def test_reingesting_the_same_bytes_is_a_noop(isolated_store: Path, tmp_path: Path) -> None:
-    first = ingest_paths([DEMO_K2], isolated_store, phase="phase-0", variant="k2-drafter")
+def test_reingesting_the_same_bytes_is_a_noop(any_store: StoreRef, tmp_path: Path) -> None:
+    first = ingest_paths([DEMO_K2], any_store, phase="phase-0", variant="k2-drafter")
     # bench.json, 2 traces, server.log, the sweep and its rerun, requests.jsonl
     assert [r.status for r in first] == ["loaded"] * 7
-    before = counts(isolated_store)
+    before = counts(any_store)
     copy = tmp_path / "copy-of-bench.json"
     shutil.copy(DEMO_K2 / "bench.json", copy)
-    again = ingest_paths([DEMO_K2, copy], isolated_store, phase="phase-0", variant="k2-drafter")
+    again = ingest_paths([DEMO_K2, copy], any_store, phase="phase-0", variant="k2-drafter")
     assert [r.status for r in again] == ["already ingested"] * 8
     assert "already ingested" in again[0].summary()
-    assert counts(isolated_store) == before
+    assert counts(any_store) == before
 
 
-def test_replace_swaps_rows_atomically(isolated_store: Path) -> None:
-    ingest_paths([DEMO_K2 / "bench.json"], isolated_store, phase="phase-0", variant="old-label")
-    ingest_paths([DEMO_K2 / "bench.json"], isolated_store, phase="phase-0", variant="k2-drafter", replace=True)
-    with duckdb.connect(str(isolated_store), read_only=True) as con:
+def test_replace_swaps_rows_atomically(any_store: StoreRef) -> None:
+    ingest_paths([DEMO_K2 / "bench.json"], any_store, phase="phase-0", variant="old-label")
+    ingest_paths([DEMO_K2 / "bench.json"], any_store, phase="phase-0", variant="k2-drafter", replace=True)
+    with store.writer(any_store) as con:
         assert con.execute("SELECT DISTINCT variant FROM sessions").fetchall() == [("k2-drafter",)]
         assert con.execute("SELECT count(*) FROM bench_runs").fetchone()[0] == 7
         assert con.execute("SELECT count(*) FROM sources").fetchone()[0] == 1
 
 
-def test_overrides_label_sessions_and_configs(isolated_store: Path) -> None:
-    ingest_paths([DEMO_K2], isolated_store, phase="p", variant="v")
-    with duckdb.connect(str(isolated_store), read_only=True) as con:
+def test_overrides_label_sessions_and_configs(any_store: StoreRef) -> None:
+    ingest_paths([DEMO_K2], any_store, phase="p", variant="v")
+    with store.writer(any_store) as con:
         assert con.execute("SELECT DISTINCT phase, variant FROM sessions").fetchall() == [("p", "v")]
         assert con.execute("SELECT DISTINCT phase, variant FROM server_configs").fetchall() == [("p", "v")]
         session_ids = con.execute("SELECT DISTINCT session_id FROM bench_runs").fetchall()
         assert len(session_ids) == 1 and session_ids[0][0].endswith("-0")
 
 
-def test_a_failing_load_leaves_the_store_exactly_as_it_was(isolated_store: Path, tmp_path: Path) -> None:
-    ingest_paths([DEMO_K2 / "bench.json"], isolated_store)
-    before = counts(isolated_store)
+def test_a_failing_load_leaves_the_store_exactly_as_it_was(any_store: StoreRef, tmp_path: Path) -> None:
+    ingest_paths([DEMO_K2 / "bench.json"], any_store)
+    before = counts(any_store)
     good_sessions = table_from_rows("sessions", [{"session_key": 0, "variant": "x"}])
     # A second table whose rows break a NOT NULL constraint: the failure comes after rows were inserted.
     bad_runs = table_from_rows("bench_runs", [{"session_key": 0, "run_index": None, "is_warmup": False}])
@@ -77,17 +80,17 @@ def test_a_failing_load_leaves_the_store_exactly_as_it_was(isolated_store: Path,
     source = tmp_path / "other.json"
     source.write_text("{}")
     with pytest.raises(duckdb.Error):
-        store.load_source(isolated_store, source, parsed, sha256=store.file_sha256(source))
-    assert counts(isolated_store) == before
+        store.load_source(any_store, source, parsed, sha256=store.file_sha256(source))
+    assert counts(any_store) == before
 
 
-def test_a_bad_file_fails_alone_and_others_still_load(isolated_store: Path, tmp_path: Path) -> None:
+def test_a_bad_file_fails_alone_and_others_still_load(any_store: StoreRef, tmp_path: Path) -> None:
     bad = tmp_path / "truncated.json"
     bad.write_text('{"runs": [{"tokens": 2048, "time": 4')
-    reports = ingest_paths([bad, DEMO_K2 / "bench.json"], isolated_store)
+    reports = ingest_paths([bad, DEMO_K2 / "bench.json"], any_store)
     assert [r.failed for r in reports] == [True, False]
     assert str(bad) in str(reports[0].error)
-    assert counts(isolated_store)["sessions"] == 1
+    assert counts(any_store)["sessions"] == 1
 
 
 # --- a page's reads share one connection (store.shared_reads) ------------------------------------------

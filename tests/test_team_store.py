@@ -26,7 +26,7 @@ from ingest.errors import StoreError
 from ingest.pipeline import ingest_paths
 from ingest.storage import export, imports, location, store
 from ingest.storage.location import LakeStore, parse_store
-from tests.postgres import new_database, running_postgres
+from tests.postgres import lake, postgres  # noqa: F401 (fixtures)
 from tests.reliability_helpers import (
     ROOT,
     source_row_problems,
@@ -41,24 +41,6 @@ DEMO = ROOT / "data" / "demo" / "phase-2"
 PHASE_2 = sorted(path for path in DEMO.rglob("*") if path.is_file())
 # What differs between two stores of the same bytes: when each file was loaded, and in which ingest call.
 LOAD_DEPENDENT = {"sources": ["ingested_at", "ingest_group"]}
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[str]:
-    with running_postgres() as server:
-        yield server
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def lake(request: pytest.FixtureRequest, tmp_path: Path) -> LakeStore:
-    """An empty lake: its catalog in a SQLite file, or in a new database of a real PostgreSQL."""
-    if request.param == "sqlite":
-        found = parse_store(f"ducklake:sqlite:{tmp_path / 'team.sqlite'}")
-    else:
-        found = parse_store(f"ducklake:postgres:{new_database(request.getfixturevalue('postgres'))}",
-                            str(tmp_path / "lake-data"))
-    assert isinstance(found, LakeStore)
-    return found
 
 
 @pytest.fixture(scope="module")
