@@ -156,10 +156,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"{info['db']}: no store yet — run `specdash ingest FILES` or `specdash demo`")
         return 0
     print(f"store: {info['db']}")
+    kinds = {f"source kind {kind}": count for kind, count in info["sources_by_kind"].items()}
+    width = max(map(len, [*info["rows"], *kinds]), default=0)
     for name, count in info["rows"].items():
-        print(f"  {name:<16} {count:>10,} rows")
-    for kind, count in info["sources_by_kind"].items():
-        print(f"  source kind {kind:<20} {count}")
+        print(f"  {name:<{width}} {count:>11,} rows")
+    for label, count in kinds.items():
+        print(f"  {label:<{width}} {count:>11,} files")
     print("\n".join(sweep_lines(db)))
     print(f"  migrations: {', '.join(info['migrations'])}")
     print("\n".join(snapshot_lines(info.get("snapshots", []))))
