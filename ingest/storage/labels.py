@@ -72,8 +72,8 @@ def relabel(db_path: StoreRef, change: LabelChange) -> LabelReport:
 
 def _relabel(con: duckdb.DuckDBPyConnection, db_path: StoreRef, change: LabelChange, report: LabelReport) -> LabelReport:
     with store.transaction(con, f"relabel: {report.action} (change {report.change_id})"):
-        chosen = chosen_sources(con, change, db_path)
-        shown = variants_shown(con)
+        shown = variants_shown(con)  # read once: seven views of every file, the most of a relabel's time
+        chosen = chosen_sources(con, change, db_path, shown)
         for source_id, path, old_phase in chosen:
             record = {"source_id": source_id, "path": path, "old_phase": old_phase,
                       "old_variant": ", ".join(shown.get(source_id, [])) or None,
@@ -109,11 +109,13 @@ def check(change: LabelChange) -> str:
     raise LabelError(None, "say what to change: --to NAME (rename or merge), --phase PHASE (re-phase) or --delete")
 
 
-def chosen_sources(con: duckdb.DuckDBPyConnection, change: LabelChange, db_path: StoreRef) -> list[tuple[str, str, str | None]]:
-    """(source_id, path, phase) of the files ``change`` names, in path order."""
+def chosen_sources(
+    con: duckdb.DuckDBPyConnection, change: LabelChange, db_path: StoreRef, shown: dict[str, list[str]]
+) -> list[tuple[str, str, str | None]]:
+    """(source_id, path, phase) of the files ``change`` names, in path order; ``shown``: ``variants_shown``."""
     if change.sources:
         return [source_named(con, wanted, db_path) for wanted in change.sources]
-    return variant_sources(con, str(change.variant), change.in_phase, db_path)
+    return variant_sources(con, str(change.variant), change.in_phase, db_path, shown)
 
 
 def source_named(con: duckdb.DuckDBPyConnection, wanted: str, db_path: StoreRef) -> tuple[str, str, str | None]:
@@ -135,10 +137,9 @@ def source_named(con: duckdb.DuckDBPyConnection, wanted: str, db_path: StoreRef)
 
 
 def variant_sources(
-    con: duckdb.DuckDBPyConnection, variant: str, in_phase: str | None, db_path: StoreRef
+    con: duckdb.DuckDBPyConnection, variant: str, in_phase: str | None, db_path: StoreRef, shown: dict[str, list[str]]
 ) -> list[tuple[str, str, str | None]]:
     phase = None if in_phase in (None, NO_PHASE) else in_phase
-    shown = variants_shown(con)
     rows = [row for row in con.execute("SELECT source_id, path, phase FROM sources ORDER BY path").fetchall()
             if variant in shown.get(row[0], []) and (in_phase is None or row[2] == phase)]
     if not rows:
