@@ -47,6 +47,10 @@ if TYPE_CHECKING:  # pandas is imported by DuckDB's .df() when a reader asks; an
 
 DEFAULT_DB = Path("specdash.duckdb")
 LOCK_WAIT_S = 30.0
+# How long a lake writer starts its file over while other writers keep committing first. Losing means another writer
+# committed, so the lake is moving; but a large file's transaction can lose to the small files of other hosts for as
+# long as they keep ingesting (measured: 4 writers of 8 files on a loaded 2-core machine, one lost for 30 s).
+LAKE_CONFLICT_WAIT_S = 600.0
 WARNINGS_KEPT = 100
 
 
@@ -592,8 +596,9 @@ def is_migration_race(error: Exception) -> bool:
 def until_no_conflict(
     db_path: StoreRef, attempt: Callable[[], T], lost: Callable[[Exception], bool] = is_write_conflict
 ) -> T:
-    """``attempt()``, again after a backoff while it ``lost`` to another writer, for up to ``LOCK_WAIT_S``."""
-    deadline = time.monotonic() + LOCK_WAIT_S
+    """``attempt()``, again after a backoff while it ``lost`` to another writer, for up to ``LAKE_CONFLICT_WAIT_S``
+    (only a lake's writers conflict)."""
+    deadline = time.monotonic() + LAKE_CONFLICT_WAIT_S
     delay = 0.02
     while True:
         try:
@@ -602,7 +607,7 @@ def until_no_conflict(
             if not lost(error):
                 raise
             if time.monotonic() >= deadline:
-                raise StoreBusy(db_path, f"other writers kept committing first for {LOCK_WAIT_S:g} s",
+                raise StoreBusy(db_path, f"other writers kept committing first for {LAKE_CONFLICT_WAIT_S:g} s",
                                 hint="try again once the other ingests have finished") from error
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 0.5)
