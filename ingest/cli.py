@@ -200,12 +200,18 @@ def snapshot_lines(snapshots: list[dict[str, object]]) -> list[str]:
 
 
 def orphan_lines(orphaned: list[str]) -> list[str]:
-    """A lake's data files that no snapshot lists, and how to delete them."""
-    if not orphaned:
-        return []
-    return [f"  orphaned data files: {len(orphaned)}, written by a writer stopped before its commit; no snapshot lists "
-            f"them and nothing reads them. `specdash clean` deletes those older than {store.ORPHAN_MIN_AGE} (a younger "
-            "one may be a write still running)."]
+    """A lake's data files that no snapshot lists, and how to delete them; files in its data path DuckLake did not write."""
+    left = [path for path in orphaned if store.is_ducklake_file(path)]
+    foreign = [path for path in orphaned if not store.is_ducklake_file(path)]
+    lines = []
+    if left:
+        lines.append(f"  orphaned data files: {len(left)}, written by a writer stopped before its commit; no snapshot "
+                     f"lists them and nothing reads them. `specdash clean` deletes those older than {store.ORPHAN_MIN_AGE} "
+                     "(a younger one may be a write still running).")
+    if foreign:
+        lines.append(f"  other files in the data path: {len(foreign)}, such as {foreign[0]}; DuckLake did not write them "
+                     "and would count them as orphans: `specdash clean` deletes nothing while they are there.")
+    return lines
 
 
 def cmd_clean(args: argparse.Namespace) -> int:

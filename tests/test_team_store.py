@@ -97,7 +97,7 @@ def test_clean_deletes_only_a_lakes_old_unlisted_data_files(lake: LakeStore, tmp
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     ingest_paths(PHASE_2[:1], lake)
     listed = sorted(Path(lake.data_path).rglob("*.parquet"))
-    stray = Path(lake.data_path) / "main" / "bench_runs" / "ducklake-left-by-a-killed-writer.parquet"
+    stray = Path(lake.data_path) / "main" / "bench_runs" / "ducklake-01a25312-0564-75cd-bdc6-5288e163e90d.parquet"
     stray.parent.mkdir(parents=True, exist_ok=True)
     stray.write_bytes(b"PAR1")
     os.utime(stray, (time.time() - 7200, time.time() - 7200))
@@ -111,6 +111,18 @@ def test_clean_deletes_only_a_lakes_old_unlisted_data_files(lake: LakeStore, tmp
     assert store.status(lake)["rows"]["sources"] == 1
     assert ingest_cli.main(["clean", "--db", str(tmp_path / "file.duckdb")]) == 0
     assert "is a DuckDB file, which holds all of its data: nothing to clean" in capsys.readouterr().out
+
+    notes = Path(lake.data_path) / "exported" / "runs.parquet"  # a data path shared: DuckLake counts any Parquet file
+    notes.parent.mkdir()
+    notes.write_text("mine")
+    os.utime(notes, (time.time() - 7200, time.time() - 7200))
+    stray.write_bytes(b"PAR1")
+    os.utime(stray, (time.time() - 7200, time.time() - 7200))
+    assert ingest_cli.main(["status", "--store", lake.url, "--data-path", lake.data_path]) == 0
+    assert "other files in the data path: 1, " in capsys.readouterr().out
+    assert ingest_cli.main(["clean", "--store", lake.url, "--data-path", lake.data_path]) == 1
+    assert "holds 1 file(s) DuckLake did not write, such as" in capsys.readouterr().err
+    assert notes.read_text() == "mine" and stray.exists()  # nothing deleted
 
 
 def test_a_lake_holds_the_same_rows_as_a_store_file(lake: LakeStore, file_store: Path) -> None:

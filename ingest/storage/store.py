@@ -884,15 +884,28 @@ def status(db_path: StoreRef) -> dict[str, Any]:
 # ones are deleted. DuckLake compares the files' modification times, in the data folder or the S3 prefix.
 ORPHAN_MIN_AGE = "1 hour"
 ORPHANED_FILES = "CALL ducklake_delete_orphaned_files(current_database(), dry_run => true, cleanup_all => true)"
-DELETE_ORPHANED_FILES = (
-    f"CALL ducklake_delete_orphaned_files(current_database(), older_than => now() - INTERVAL '{ORPHAN_MIN_AGE}')"
-)
+_OLD_ORPHANS = f"CALL ducklake_delete_orphaned_files(current_database(), older_than => now() - INTERVAL '{ORPHAN_MIN_AGE}'"
+OLD_ORPHANED_FILES = f"{_OLD_ORPHANS}, dry_run => true)"
+DELETE_OLD_ORPHANED_FILES = f"{_OLD_ORPHANS})"
+# How DuckLake names the data and delete files it writes. DuckLake counts every other Parquet file in the data path as
+# an orphan too, so a data path shared with other files (an export, a bucket's root) would lose them.
+DUCKLAKE_FILE_NAME = re.compile(r"^ducklake-[0-9a-f-]+(?:-delete)?\.parquet$")
+
+
+def is_ducklake_file(path: str) -> bool:
+    return DUCKLAKE_FILE_NAME.match(path.rsplit("/", 1)[-1]) is not None
 
 
 def delete_orphaned_files(db_path: LakeStore) -> list[str]:
-    """Delete the lake's data files that no snapshot lists and that are older than ``ORPHAN_MIN_AGE``; returns them."""
+    """Delete the lake's data files that no snapshot lists and that are older than ``ORPHAN_MIN_AGE``; returns them.
+    Deletes nothing, and says why, when the data path also holds files DuckLake did not write."""
     with writer(db_path) as con:
-        return [row[0] for row in con.execute(DELETE_ORPHANED_FILES).fetchall()]
+        foreign = [path for (path,) in con.execute(OLD_ORPHANED_FILES).fetchall() if not is_ducklake_file(path)]
+        if foreign:
+            raise StoreError(db_path, f"its data path {db_path.data_path} holds {len(foreign)} file(s) DuckLake did not "
+                                      f"write, such as {foreign[0]}: nothing was deleted",
+                             hint="keep a lake's data path for the lake alone, and move the other files out of it")
+        return [row[0] for row in con.execute(DELETE_OLD_ORPHANED_FILES).fetchall()]
 
 
 STATUS_SNAPSHOTS = 5
