@@ -17,7 +17,7 @@ from tests.conftest import FIXTURES
 from tests.postgres import any_store, postgres  # noqa: F401 (fixtures)
 
 LOGS = FIXTURES / "logs"
-# Relabelling reads seven views of every file (labels.SHOWN_VARIANTS): ~10 s a change on a lake, where each table
+# Relabelling reads seven views of every file (labels.SHOWN_VARIANTS): ~5 s a change on a lake, where each table
 # scanned asks the catalog for its files. The PostgreSQL catalog stands for both lakes here; tests/test_store.py runs
 # on all three kinds.
 ON_A_FILE_AND_A_TEAM_STORE = pytest.mark.parametrize("any_store", ["file", "postgres"], indirect=True)
