@@ -30,7 +30,7 @@ def label_section(sources: pd.DataFrame) -> None:
     change = _asked_change(chosen)
     if st.button("Apply the label change", icon=":material/label:", disabled=change is None, key=Keys.label_apply):
         try:
-            report = labels.relabel(Path(queries.db_path()), change) if change else None
+            report = labels.relabel(queries.store_ref(), change) if change else None
         except SpecdashError as error:  # a file that also shows another variant, an empty name, a busy store
             st.session_state[Keys.label_outcome] = ("error", str(error))
         else:

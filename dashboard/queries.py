@@ -19,7 +19,7 @@ import streamlit as st
 
 from dashboard.analysis import data, evidence, palette, rawlog
 from dashboard.state import Keys
-from ingest.storage.location import LAKE_PREFIX, LakeStore, as_store
+from ingest.storage.location import LAKE_PREFIX, LakeStore, StoreRef, as_store
 from ingest.storage.store import resolve_db_path
 
 P = ParamSpec("P")
@@ -28,6 +28,12 @@ R = TypeVar("R")
 
 def db_path() -> str:
     return str(resolve_db_path(None))
+
+
+def store_ref() -> StoreRef:
+    """The store a page writes to (an upload, a decision, a relabel): a file's path, or a lake. ``Path(db_path())``
+    would name a local file called after a lake's URL, and the write would land there."""
+    return as_store(db_path())
 
 
 def read_as_of(snapshot: int | None) -> None:

@@ -35,7 +35,7 @@ from tests.reliability_helpers import (
     write_server_log,
 )
 from tests.stores import ingested_store
-from tests.test_app import run_page
+from tests.test_app import open_sections, run_page, texts
 
 DEMO = ROOT / "data" / "demo" / "phase-2"
 PHASE_2 = sorted(path for path in DEMO.rglob("*") if path.is_file())
@@ -211,6 +211,29 @@ def test_the_pages_show_a_lake_as_they_show_a_store_file(
         app = run_page("views/compare.py", db, monkeypatch)  # type: ignore[arg-type]
         captions[str(db)] = [c.value for c in app.caption if "mean of runs" in c.value]
     assert captions[str(file_store)] and captions[str(file_store)] == captions[str(lake)]
+
+
+@pytest.mark.parametrize("lake", ["sqlite"], indirect=True)
+def test_the_pages_write_into_the_lake_they_read(lake: LakeStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decision recorded on the Decisions page and a relabel on the Ingest page land in the lake. They once went to a
+    new DuckDB file named after the lake's URL, in the server's working folder, and the page said they were done."""
+    ingest_paths(PHASE_2, lake, phase="phase-2")
+    monkeypatch.setenv(location.DATA_PATH_ENV, lake.data_path)
+    monkeypatch.chdir(tmp_path)  # where a stray local store would appear
+    decisions = open_sections(run_page("views/decisions.py", lake, monkeypatch))  # type: ignore[arg-type]
+    decisions.text_input(key="w_decision_title").set_value("Ship the fine-tuned drafter")
+    decisions.radio(key="w_decision_verdict").set_value("accepted")
+    decisions.button[0].click().run()
+    assert not decisions.exception and "Recorded “Ship the fine-tuned drafter”" in texts(decisions)
+    assert data.decisions(lake)["title"].tolist() == ["Ship the fine-tuned drafter"]
+
+    ingest_page = run_page("views/ingest.py", lake, monkeypatch)  # type: ignore[arg-type]
+    ingest_page.selectbox(key="w_label_variant").select("baseline").run()
+    ingest_page.text_input(key="w_label_new_variant").input("no-speculation").run()
+    ingest_page.button(key="w_label_apply").click().run()
+    assert not ingest_page.exception and "relabelled" in ingest_page.code[-1].value
+    assert set(data.variants(lake, [])) == {"no-speculation", "k2-drafter-ft"}
+    assert not [path for path in tmp_path.iterdir() if path.name.startswith("ducklake:")]  # no store named after the URL
 
 
 def test_a_missing_extension_says_what_to_install(lake: LakeStore, monkeypatch: pytest.MonkeyPatch) -> None:

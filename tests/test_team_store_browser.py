@@ -36,6 +36,7 @@ FIRST, SECOND = DEMO / "baseline" / "bench.json", DEMO / "k2-drafter-ft" / "benc
 @dataclass(frozen=True)
 class Served:
     url: str
+    lake: LakeStore
     after_first: int  # the snapshot that stored FIRST alone
     decision_id: str
     recorded: int  # the snapshot that recorded the decision
@@ -55,7 +56,7 @@ def served_lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     assert recorded is not None
     location.detach_lakes()  # the server reads the lake; this process is done with it
     with served(lake) as url:
-        yield Served(url, after_first, decision_id, recorded)
+        yield Served(url, lake, after_first, decision_id, recorded)
 
 
 def test_the_run_page_shows_the_store_as_of_an_earlier_snapshot(served_lake: Served, page: Page) -> None:
@@ -75,6 +76,18 @@ def test_a_decisions_evidence_opens_on_the_snapshot_that_recorded_it(served_lake
     main.get_by_role("link", name="baseline · phase-2").first.click()
     expect(main.get_by_text(f"The store as it was at snapshot #{served_lake.recorded}")).to_be_visible(timeout=60_000)
     assert f"as_of={served_lake.recorded}" in page.url
+
+
+def test_a_file_uploaded_on_the_ingest_page_lands_in_the_lake(served_lake: Served, page: Page) -> None:
+    """It once went to a new DuckDB file named after the lake's URL, in the server's working folder, and the page
+    reported it loaded."""
+    upload = Path(__file__).resolve().parent / "fixtures" / "dashboard" / "phase-1-two-variants.bench.json"
+    page.goto(f"{served_lake.url}/ingest")
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(upload))
+    page.get_by_role("button", name="Ingest 1 file(s)").click()
+    expect(page.get_by_text(f"{upload.name}: bench_json, 8 rows loaded")).to_be_visible(timeout=60_000)
+    assert "phase-1" in data.phases(served_lake.lake)
+    assert not list(Path(__file__).resolve().parents[1].glob("ducklake:*"))  # the server's working folder
 
 
 @pytest.fixture(scope="module")

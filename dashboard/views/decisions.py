@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -195,7 +194,7 @@ with form_box:
     def record() -> None:
         try:
             decision_id, _ = ledger.record(
-                Path(queries.db_path()), title=st.session_state[Keys.decision_title], verdict=st.session_state[Keys.decision_verdict],
+                queries.store_ref(), title=st.session_state[Keys.decision_title], verdict=st.session_state[Keys.decision_verdict],
                 session_ids=chosen, frozen=preview, phase=None if st.session_state[Keys.decision_phase] == NO_PHASE else st.session_state[Keys.decision_phase],
                 baseline=st.session_state[Keys.decision_baseline], metric=metric, note_md=st.session_state[Keys.decision_note],
             )

@@ -1,8 +1,6 @@
 """Ingest: upload files and run the same ingest as `specdash ingest`, with a per-file report like the CLI's."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from dashboard import label_ui, queries, sections, ui, uploads
@@ -45,7 +43,7 @@ if st.button(f"Ingest {len(files or [])} file(s)", type="primary", icon=":materi
 
     with st.spinner("Ingesting…"):
         new_reports = uploads.ingest_uploads(
-            [(f.name, f) for f in files or []], Path(queries.db_path()),
+            [(f.name, f) for f in files or []], queries.store_ref(),
             phase=st.session_state[Keys.upload_phase].strip() or None,
             variant=st.session_state[Keys.upload_variant].strip() or None, on_progress=advance,
         )
