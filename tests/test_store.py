@@ -62,7 +62,7 @@ def test_replace_swaps_rows_atomically(any_store: StoreRef) -> None:
 
 
 def test_overrides_label_sessions_and_configs(any_store: StoreRef) -> None:
-    ingest_paths([DEMO_K2], any_store, phase="p", variant="v")
+    ingest_paths([DEMO_K2 / "bench.json", DEMO_K2 / "server.log"], any_store, phase="p", variant="v")
     with store.writer(any_store) as con:
         assert con.execute("SELECT DISTINCT phase, variant FROM sessions").fetchall() == [("p", "v")]
         assert con.execute("SELECT DISTINCT phase, variant FROM server_configs").fetchall() == [("p", "v")]

@@ -217,7 +217,7 @@ def test_the_pages_show_a_lake_as_they_show_a_store_file(
 def test_the_pages_write_into_the_lake_they_read(lake: LakeStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A decision recorded on the Decisions page and a relabel on the Ingest page land in the lake. They once went to a
     new DuckDB file named after the lake's URL, in the server's working folder, and the page said they were done."""
-    ingest_paths(PHASE_2, lake, phase="phase-2")
+    ingest_paths([DEMO / "baseline" / "bench.json", DEMO / "k2-drafter-ft" / "bench.json"], lake, phase="phase-2")
     monkeypatch.setenv(location.DATA_PATH_ENV, lake.data_path)
     monkeypatch.chdir(tmp_path)  # where a stray local store would appear
     decisions = open_sections(run_page("views/decisions.py", lake, monkeypatch))  # type: ignore[arg-type]
