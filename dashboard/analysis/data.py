@@ -115,7 +115,7 @@ def lake_history(db_path: str | StoreRef) -> pd.DataFrame:
     if not isinstance(store, LakeStore) or not store.exists():
         return pd.DataFrame(columns=["snapshot_id", "snapshot_time", "author", "commit_message", "snapshots", "same_schema"])
     with reader(store.at(None)) as con:
-        return without_nan_text(lake_snapshots(con))
+        return lake_snapshots(con)
 
 
 def store_state(db_path: str | StoreRef) -> dict[str, Any]:

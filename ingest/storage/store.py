@@ -921,15 +921,17 @@ LAKE_SNAPSHOTS = """
 
 def lake_snapshots(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Every snapshot of the lake ``con`` works in (``LAKE_SNAPSHOTS``)."""
-    return con.execute(LAKE_SNAPSHOTS).df()
+    snapshots = con.execute(LAKE_SNAPSHOTS).df()
+    for column in ("author", "commit_message"):  # NULL for a snapshot made outside specdash (the lake's creation, SQL)
+        snapshots[column] = snapshots[column].astype(object).where(snapshots[column].notna(), None)  # None, not NaN
+    return snapshots
 
 
 def recent_snapshots(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     """A lake's newest snapshots (``STATUS_SNAPSHOTS`` of them), their times as text."""
     newest = lake_snapshots(con).head(STATUS_SNAPSHOTS)
     newest["snapshot_time"] = newest["snapshot_time"].dt.strftime("%Y-%m-%d %H:%M:%S")
-    # A snapshot made outside specdash (the lake's creation, a user's own SQL) has no author or message: None, not NaN
-    return newest.astype(object).where(newest.notna(), None).to_dict("records")
+    return newest.to_dict("records")
 
 
 def session_list(db_path: StoreRef) -> list[dict[str, Any]]:
